@@ -1,0 +1,1 @@
+"""The `chronos` command line: thin commands over the library."""

@@ -1,0 +1,466 @@
+"""`chronos`: thin commands over the library; every known failure is one line on stderr, exit 1."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import time
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from chronos.errors import ChronosError, InvalidInput
+from chronos.model import CheckpointSettings, format_interval, parse_interval_ms
+
+app = typer.Typer(
+    help="chronos: keeps a Flink job's checkpoint interval right for its QoS targets.",
+    no_args_is_help=True, pretty_exceptions_enable=False, add_completion=False,
+)
+stack_app = typer.Typer(help="The local stack: real Kafka + Flink on 127.0.0.1.", no_args_is_help=True)
+load_app = typer.Typer(help="The load generator (vehicle events into Kafka).", no_args_is_help=True)
+observe_app = typer.Typer(help="The latency observer (committed output of the demo job).", no_args_is_help=True)
+job_app = typer.Typer(help="Submit, stop, list and retune Flink jobs.", no_args_is_help=True)
+app.add_typer(stack_app, name="stack")
+app.add_typer(load_app, name="load")
+app.add_typer(observe_app, name="observe")
+app.add_typer(job_app, name="job")
+
+out = Console()
+err = Console(stderr=True)
+
+StackDir = Annotated[
+    Path | None,
+    typer.Option("--stack-dir", envvar="CHRONOS_STACK_DIR", help="Stack directory [default: ~/.chronos/stack]"),
+]
+RestUrl = Annotated[
+    str | None, typer.Option("--rest-url", envvar="CHRONOS_REST_URL", help="Flink REST URL [default: the stack's]")
+]
+Bootstrap = Annotated[
+    str | None, typer.Option("--bootstrap", envvar="CHRONOS_BOOTSTRAP", help="Kafka bootstrap [default: the stack's]")
+]
+AsJson = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+
+
+def _stack_dir(value: Path | None) -> Path:
+    from chronos.cli.wiring import default_stack_dir
+
+    return (value or default_stack_dir()).expanduser()
+
+
+def _print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
+
+
+# -- stack ---------------------------------------------------------------------------------------
+@stack_app.command("up")
+def stack_up(
+    stack_dir: StackDir = None,
+    slots: Annotated[int, typer.Option(help="Task slots of the TaskManager.")] = 4,
+    kafka_port: Annotated[int, typer.Option(help="Kafka port (0 = a free one).")] = 0,
+    rest_port: Annotated[int, typer.Option(help="Flink REST port (0 = a free one).")] = 0,
+    cache_dir: Annotated[Path | None, typer.Option(envvar="CHRONOS_CACHE_DIR", help="Maven artifact cache.")] = None,
+    as_json: AsJson = False,
+) -> None:
+    """Start Kafka (KRaft) and a Flink session cluster; report the running stack if already up."""
+    from chronos.cli.wiring import default_cache_dir
+    from chronos.stack.local_stack import StackOptions, up
+
+    options = StackOptions(_stack_dir(stack_dir), (cache_dir or default_cache_dir()).expanduser(),
+                           slots=slots, kafka_port=kafka_port, rest_port=rest_port)
+    start = time.monotonic()
+    with err.status("starting the stack") as spinner:
+        def report(step: str) -> None:
+            err.log(f"{step}")
+            spinner.update(step)
+
+        state, started = up(options, report=report)
+    if as_json:
+        _print_json({"started": started, "seconds": round(time.monotonic() - start, 1), **state.model_dump()})
+        return
+    verb = f"started in {time.monotonic() - start:.1f} s" if started else "already running"
+    out.print(f"[bold green]stack {verb}[/] ({state.stack_dir})")
+    out.print(f"  Flink UI/REST  {state.rest_url}")
+    out.print(f"  Kafka          {state.bootstrap}")
+    out.print(f"  Prometheus     {', '.join(state.prometheus_urls)}  (reporter binds all interfaces)")
+
+
+@stack_app.command("down")
+def stack_down(stack_dir: StackDir = None) -> None:
+    """Stop every process of the stack (gracefully, then forcefully). Safe to repeat."""
+    from chronos.stack.local_stack import down
+
+    with err.status("stopping the stack"):
+        stopped = down(_stack_dir(stack_dir))
+    out.print(f"stopped: {', '.join(stopped)}" if stopped else "nothing was running")
+
+
+@stack_app.command("status")
+def stack_status(stack_dir: StackDir = None, as_json: AsJson = False) -> None:
+    """Probe each process of the stack; exit 1 unless every part is healthy."""
+    from chronos.stack.local_stack import status
+
+    st = status(_stack_dir(stack_dir))
+    if as_json:
+        _print_json({"health": st.health, "components": [asdict(c) for c in st.components],
+                     "helpers": dict(st.helpers),
+                     "state": st.state.model_dump() if st.state else None})
+    else:
+        out.print(f"stack: [bold]{st.health}[/]")
+        table = Table("part", "pid", "alive", "ready", "detail")
+        for c in st.components:
+            table.add_row(c.name, str(c.pid), "yes" if c.alive else "NO", "yes" if c.ready else "NO", c.detail)
+        for name, pid in st.helpers:
+            table.add_row(name, str(pid), "yes", "-", "background helper")
+        if st.components or st.helpers:
+            out.print(table)
+    if st.health != "healthy":
+        raise typer.Exit(1)
+
+
+# -- load ----------------------------------------------------------------------------------------
+def _profile(kind: str, rate: float, to: float | None, at: float, amplitude: float, period: float,
+             trace: Path | None) -> Any:
+    from chronos.jobs.rates import ConstantRate, SineRate, StepRate, load_trace
+
+    if rate < 0:
+        raise InvalidInput(f"invalid rate {rate}: it cannot be negative")
+    if kind == "constant":
+        return ConstantRate(rate)
+    if kind == "step":
+        if to is None:
+            raise InvalidInput("--profile step needs --to (the rate after the step)")
+        return StepRate(rate, to, at)
+    if kind == "sine":
+        if period <= 0:
+            raise InvalidInput("--period must be positive")
+        return SineRate(rate, amplitude, period)
+    if kind == "csv":
+        if trace is None:
+            raise InvalidInput("--profile csv needs --trace FILE (rows: seconds,events_per_second)")
+        return load_trace(trace)
+    raise InvalidInput(f"unknown profile {kind!r}: choose constant, step, sine or csv")
+
+
+def _stop_on_signals() -> list[bool]:
+    flag = [False]
+
+    def handler(signum: int, frame: object) -> None:
+        flag[0] = True
+
+    signal.signal(signal.SIGTERM, handler)
+    signal.signal(signal.SIGINT, handler)
+    return flag
+
+
+@load_app.command("run")
+def load_run(
+    rate: Annotated[float, typer.Option(help="Events/s (the mean for sine, the start for step).")] = 1000.0,
+    profile: Annotated[str, typer.Option(help="constant | step | sine | csv")] = "constant",
+    to: Annotated[float | None, typer.Option(help="step: rate after the step.")] = None,
+    at: Annotated[float, typer.Option(help="step: seconds until the step.")] = 60.0,
+    amplitude: Annotated[float, typer.Option(help="sine: amplitude in events/s.")] = 0.0,
+    period: Annotated[float, typer.Option(help="sine: period in seconds.")] = 600.0,
+    trace: Annotated[Path | None, typer.Option(help="csv: file of seconds,events_per_second rows.")] = None,
+    duration: Annotated[float | None, typer.Option(help="Seconds to run [default: until stopped].")] = None,
+    count: Annotated[int | None, typer.Option(help="Stop after this many events.")] = None,
+    vehicles: Annotated[int, typer.Option(help="Fleet size (keyed state grows with it).")] = 1000,
+    seed: Annotated[int, typer.Option(help="Seed of the fleet's random walk.")] = 0,
+    topic: Annotated[str, typer.Option(help="Input topic.")] = "vehicle-events",
+    close_windows: Annotated[bool, typer.Option(help="End with a watermark flush so all windows close.")] = False,
+    background: Annotated[bool, typer.Option(help="Run as a stack-managed background process.")] = False,
+    stack_dir: StackDir = None,
+    bootstrap: Bootstrap = None,
+) -> None:
+    """Produce vehicle events at a controlled rate and report the achieved rate."""
+    from chronos.cli import wiring
+    from chronos.jobs.fleet import VehicleFleet
+    from chronos.jobs.loadgen import KafkaEventSink, LoadProgress, run_load
+    from chronos.stack.helpers import start_helper
+
+    shape = _profile(profile, rate, to, at, amplitude, period, trace)
+    if vehicles < 1:
+        raise InvalidInput("--vehicles must be at least 1")
+    sd = _stack_dir(stack_dir)
+    servers = wiring.bootstrap(sd, bootstrap)
+    if background:
+        wiring.require_stack(sd)
+        args = ["load", "run", "--rate", str(rate), "--profile", profile, "--at", str(at),
+                "--amplitude", str(amplitude), "--period", str(period), "--vehicles", str(vehicles),
+                "--seed", str(seed), "--topic", topic, "--bootstrap", servers, "--stack-dir", str(sd)]
+        for flag, value in (("--to", to), ("--trace", trace), ("--duration", duration), ("--count", count)):
+            if value is not None:
+                args += [flag, str(value)]
+        if close_windows:
+            args.append("--close-windows")
+        pid = start_helper(sd, "load", args)
+        out.print(f"load generator running in the background (pid {pid}); stop it with `chronos load stop`")
+        return
+    sink = KafkaEventSink(servers, topic)
+    stop = _stop_on_signals()
+    end = duration if duration is not None else (None if count is not None else float("inf"))
+
+    def progress(p: LoadProgress) -> None:
+        err.print(f"{p.elapsed_s:7.1f} s  sent {p.sent:>10,}  target {p.target_rate:8.0f}/s  achieved {p.achieved_rate:8.0f}/s")
+
+    report = run_load(sink, VehicleFleet(vehicles, seed=seed, run_id=f"s{seed}-{int(time.time())}"), shape,
+                      duration_s=end, max_events=count, on_progress=progress,
+                      should_stop=lambda: stop[0], close_windows=close_windows)
+    sink.close()
+    out.print(f"sent {report.sent:,} events in {report.elapsed_s:.1f} s: {report.achieved_rate:,.0f} events/s achieved")
+
+
+@load_app.command("stop")
+def load_stop(stack_dir: StackDir = None) -> None:
+    """Stop the background load generator."""
+    from chronos.stack.helpers import stop_helper
+
+    out.print("stopped the load generator" if stop_helper(_stack_dir(stack_dir), "load") else "no load generator was running")
+
+
+# -- observe -------------------------------------------------------------------------------------
+@observe_app.command("run")
+def observe_run(
+    window: Annotated[float, typer.Option(help="Sliding window in seconds.")] = 30.0,
+    duration: Annotated[float | None, typer.Option(help="Seconds to observe [default: until stopped].")] = None,
+    topic: Annotated[str, typer.Option(help="Output topic.")] = "vehicle-stats",
+    background: Annotated[bool, typer.Option(help="Run as a stack-managed background process.")] = False,
+    stack_dir: StackDir = None,
+    bootstrap: Bootstrap = None,
+) -> None:
+    """Report end-to-end latency percentiles and throughput of the committed output."""
+    from chronos.cli import wiring
+    from chronos.jobs.latency import LatencySnapshot, LatencyWindow
+    from chronos.jobs.observer import observe, write_snapshot
+    from chronos.jobs.output import committed_consumer
+    from chronos.stack.helpers import helper_dir, start_helper
+
+    if window <= 0:
+        raise InvalidInput("--window must be positive")
+    sd = _stack_dir(stack_dir)
+    servers = wiring.bootstrap(sd, bootstrap)
+    if background:
+        wiring.require_stack(sd)
+        pid = start_helper(sd, "observe", ["observe", "run", "--window", str(window), "--topic", topic,
+                                           "--bootstrap", servers, "--stack-dir", str(sd)])
+        out.print(f"latency observer running in the background (pid {pid}); stop it with `chronos observe stop`")
+        return
+    snapshot_file = helper_dir(sd) / "latency.json"
+    snapshot_file.parent.mkdir(parents=True, exist_ok=True)
+    stop = _stop_on_signals()
+
+    def show(s: LatencySnapshot) -> None:
+        write_snapshot(snapshot_file, s, time.time())
+        p99 = f"{s.p99_ms:8.0f}" if s.p99_ms is not None else "       -"
+        p50 = f"{s.p50_ms:8.0f}" if s.p50_ms is not None else "       -"
+        err.print(f"records {s.records:6d}  events/s {s.events_per_s:9.0f}  p50 {p50} ms  p99 {p99} ms")
+
+    consumer = committed_consumer(servers, topic, from_beginning=False)
+    try:
+        observe(consumer, LatencyWindow(window), show, duration_s=duration, should_stop=lambda: stop[0])
+    finally:
+        consumer.close()
+
+
+@observe_app.command("stop")
+def observe_stop(stack_dir: StackDir = None) -> None:
+    """Stop the background latency observer."""
+    from chronos.stack.helpers import stop_helper
+
+    out.print("stopped the observer" if stop_helper(_stack_dir(stack_dir), "observe") else "no observer was running")
+
+
+# -- job -----------------------------------------------------------------------------------------
+def _settings(interval: str, state_backend: str, incremental: bool) -> CheckpointSettings:
+    if state_backend not in {"hashmap", "rocksdb"}:
+        raise InvalidInput(f"unknown state backend {state_backend!r}: choose hashmap or rocksdb")
+    return CheckpointSettings(parse_interval_ms(interval), state_backend, incremental)
+
+
+def _path_option(path: str) -> str:
+    if path not in {"rest", "cli"}:
+        raise InvalidInput(f"unknown submission path {path!r}: choose rest or cli")
+    return path
+
+
+@job_app.command("submit")
+def job_submit(
+    job: Annotated[str, typer.Argument(help="The job to run (known: demo).")] = "demo",
+    interval: Annotated[str, typer.Option(help="Checkpoint interval, e.g. 10s, 500ms, 2min.")] = "10s",
+    parallelism: Annotated[int, typer.Option(help="Parallelism of the job.")] = 2,
+    state_backend: Annotated[str, typer.Option(help="hashmap | rocksdb")] = "hashmap",
+    incremental: Annotated[bool, typer.Option(help="Incremental checkpoints (rocksdb).")] = False,
+    window: Annotated[int, typer.Option(help="Window length in seconds.")] = 5,
+    from_savepoint: Annotated[str | None, typer.Option(help="Restore from this savepoint.")] = None,
+    path: Annotated[str, typer.Option(help="Submission path: rest (fast) or cli (flink run).")] = "rest",
+    create_topics: Annotated[bool, typer.Option(help="Create the demo topics if missing.")] = True,
+    wait: Annotated[bool, typer.Option(help="Wait until every task is RUNNING.")] = True,
+    stack_dir: StackDir = None,
+    rest_url: RestUrl = None,
+    bootstrap: Bootstrap = None,
+    as_json: AsJson = False,
+) -> None:
+    """Submit a job to the Flink cluster and remember how to restart it."""
+    from chronos.cli import wiring
+    from chronos.jobs.demo import DemoSettings, demo_spec
+    from chronos.jobs.topics import ensure_topics
+    from chronos.stack.job_records import JobRecord
+
+    if job != "demo":
+        raise InvalidInput(f"unknown job {job!r}: chronos knows 'demo'")
+    settings = _settings(interval, state_backend, incremental)
+    if parallelism < 1:
+        raise InvalidInput("--parallelism must be at least 1")
+    sd = _stack_dir(stack_dir)
+    state = wiring.require_stack(sd)
+    servers = bootstrap or state.bootstrap
+    demo = DemoSettings(bootstrap=servers, connector_jar=state.connector_jar, parallelism=parallelism, window_s=window)
+    if create_topics:
+        ensure_topics(servers, [demo.input_topic, demo.output_topic], partitions=2)
+    spec = demo_spec(demo)
+    with wiring.flink_client(sd, rest_url) as client:
+        start = time.monotonic()
+        job_id = wiring.submitter(_path_option(path), client, sd).submit(spec, settings, from_savepoint)
+        wiring.job_records(sd).save(JobRecord(job_id, spec, settings, restored_from=from_savepoint))
+        if wait:
+            client.wait_until_running(job_id)
+    seconds = time.monotonic() - start
+    if as_json:
+        _print_json({"job_id": job_id, "interval_ms": settings.interval_ms, "seconds": round(seconds, 2)})
+    else:
+        out.print(f"submitted {spec.name} as job {job_id} (interval {format_interval(settings.interval_ms)}, "
+                  f"{'running' if wait else 'submitted'} after {seconds:.1f} s)")
+
+
+@job_app.command("stop")
+def job_stop(
+    job_id: Annotated[str, typer.Argument(help="Flink job id.")],
+    savepoint: Annotated[bool, typer.Option(help="Stop with a savepoint (else cancel).")] = True,
+    stack_dir: StackDir = None,
+    rest_url: RestUrl = None,
+) -> None:
+    """Stop a job with a savepoint (printing its path), or cancel it."""
+    from chronos.cli import wiring
+
+    sd = _stack_dir(stack_dir)
+    with wiring.flink_client(sd, rest_url) as client:
+        if not savepoint:
+            client.job(job_id)
+            client.cancel(job_id)
+            out.print(f"cancelled {job_id}")
+            return
+        target = wiring.savepoint_dir(sd)
+        location = client.stop_with_savepoint(job_id, target)
+    store = wiring.job_records(sd)
+    record = store.get(job_id)
+    if record is not None:
+        store.save(replace(record, stopped_with_savepoint=location))
+    out.print(location)
+
+
+@job_app.command("list")
+def job_list(stack_dir: StackDir = None, rest_url: RestUrl = None, as_json: AsJson = False) -> None:
+    """List the cluster's jobs."""
+    from chronos.cli import wiring
+
+    with wiring.flink_client(_stack_dir(stack_dir), rest_url) as client:
+        jobs = client.jobs()
+    if as_json:
+        _print_json([j.model_dump() for j in jobs])
+        return
+    table = Table("job id", "name", "state", "running for")
+    for j in sorted(jobs, key=lambda j: -j.start_time):
+        table.add_row(j.jid, j.name, j.state, f"{j.duration / 1000:.0f} s")
+    out.print(table)
+
+
+@job_app.command("retune")
+def job_retune(
+    job_id: Annotated[str, typer.Argument(help="Flink job id (submitted by chronos).")],
+    interval: Annotated[str, typer.Option(help="New checkpoint interval.")],
+    path: Annotated[str, typer.Option(help="Submission path: rest or cli.")] = "rest",
+    dry_run: Annotated[bool, typer.Option(help="Say what would happen, change nothing.")] = False,
+    stack_dir: StackDir = None,
+    rest_url: RestUrl = None,
+    as_json: AsJson = False,
+) -> None:
+    """Stop-with-savepoint and restart a job with a new checkpoint interval."""
+    from chronos.cli import wiring
+    from chronos.flink.restart import restart_with_settings
+    from chronos.stack.job_records import JobRecord
+
+    sd = _stack_dir(stack_dir)
+    new_ms = parse_interval_ms(interval)
+    store = wiring.job_records(sd)
+    record = store.get(job_id)
+    if record is None:
+        raise InvalidInput(f"job {job_id} was not submitted by chronos here: its spec is unknown, so it cannot be restarted")
+    settings = CheckpointSettings(new_ms, record.settings.state_backend, record.settings.incremental)
+    if dry_run:
+        out.print(f"would stop {job_id} with a savepoint and restart it with interval {format_interval(new_ms)} "
+                  f"(now {format_interval(record.settings.interval_ms)})")
+        return
+    with wiring.flink_client(sd, rest_url) as client:
+        def journal(location: str) -> None:
+            store.save(replace(record, stopped_with_savepoint=location))
+
+        result = restart_with_settings(client, wiring.submitter(_path_option(path), client, sd), job_id,
+                                       record.spec, settings, wiring.savepoint_dir(sd), on_savepoint=journal)
+    store.save(JobRecord(result.new_job_id, record.spec, settings, restored_from=result.savepoint))
+    store.save(replace(record, stopped_with_savepoint=result.savepoint, replaced_by=result.new_job_id))
+    if as_json:
+        _print_json(asdict(result))
+        return
+    out.print(f"job {job_id} -> {result.new_job_id}: savepoint {result.savepoint_s:.2f} s, "
+              f"submitted {result.submitted_s:.2f} s, all tasks RUNNING {result.running_s:.2f} s")
+
+
+# -- status --------------------------------------------------------------------------------------
+@app.command("status")
+def status_cmd(
+    job: Annotated[str | None, typer.Option("--job", help="Only this job id.")] = None,
+    stack_dir: StackDir = None,
+    rest_url: RestUrl = None,
+    as_json: AsJson = False,
+) -> None:
+    """Job state, checkpoint interval, last checkpoint, source throughput and end-to-end p99."""
+    from chronos.cli import wiring
+    from chronos.cli.status_report import collect_status
+
+    sd = _stack_dir(stack_dir)
+    with wiring.flink_client(sd, rest_url) as client:
+        reports = collect_status(client, job, sd, time.time())
+    if as_json:
+        _print_json([asdict(r) for r in reports])
+        return
+    if not reports:
+        out.print("no running jobs")
+        return
+    table = Table("job", "state", "interval", "checkpoints", "last ckpt", "state size", "source rec/s", "p99 e2e")
+    for r in reports:
+        table.add_row(
+            f"{r.name}\n{r.job_id}", r.state, format_interval(r.interval_ms) if r.interval_ms else "-",
+            f"{r.completed_checkpoints} ok / {r.failed_checkpoints} failed",
+            f"{r.last_checkpoint_ms} ms" if r.last_checkpoint_ms is not None else "-",
+            f"{r.last_checkpoint_bytes / 1024:.0f} KiB" if r.last_checkpoint_bytes is not None else "-",
+            f"{r.source_records_per_s:.0f}" if r.source_records_per_s is not None else "-",
+            f"{r.p99_latency_ms:.0f} ms" if r.p99_latency_ms is not None else "- (no observer)",
+        )
+    out.print(table)
+
+
+def main() -> None:
+    """Entry point: known failures become one line on stderr and exit 1."""
+    try:
+        app(standalone_mode=True)
+    except ChronosError as exc:
+        err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

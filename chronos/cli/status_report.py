@@ -1,0 +1,61 @@
+"""`chronos status`: one row of facts per job, from Flink REST and the latency observer."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from chronos.errors import ChronosError
+from chronos.flink.rest import FlinkRestClient
+from chronos.jobs.observer import read_snapshot
+from chronos.stack.helpers import helper_dir
+
+
+@dataclass(frozen=True)
+class JobStatusReport:
+    job_id: str
+    name: str
+    state: str
+    interval_ms: int | None
+    completed_checkpoints: int
+    failed_checkpoints: int
+    last_checkpoint_ms: int | None
+    last_checkpoint_bytes: int | None
+    restored_from: str | None
+    source_records_per_s: float | None
+    p99_latency_ms: float | None
+    p50_latency_ms: float | None
+
+
+def collect_status(client: FlinkRestClient, job_id: str | None, stack_dir: Path, wall_s: float) -> list[JobStatusReport]:
+    if job_id is not None:
+        ids = [job_id]
+        client.job(job_id)  # an unknown id fails here, with its own message
+    else:
+        ids = [j.jid for j in client.jobs() if j.state in {"RUNNING", "RESTARTING", "CREATED", "INITIALIZING"}]
+    latency = read_snapshot(helper_dir(stack_dir) / "latency.json", max_age_s=10.0, wall_s=wall_s)
+    reports = []
+    for jid in ids:
+        detail = client.job(jid)
+        stats = client.checkpoints(jid)
+        try:
+            interval: int | None = client.checkpoint_config(jid).interval
+        except ChronosError:
+            interval = None  # a job without checkpointing has no config to show
+        try:
+            throughput = client.source_throughput(jid) if detail.state == "RUNNING" else None
+        except ChronosError:
+            throughput = None
+        completed = stats.latest.completed
+        restored = stats.latest.restored
+        reports.append(JobStatusReport(
+            job_id=jid, name=detail.name, state=detail.state, interval_ms=interval,
+            completed_checkpoints=stats.counts.completed, failed_checkpoints=stats.counts.failed,
+            last_checkpoint_ms=completed.end_to_end_duration if completed else None,
+            last_checkpoint_bytes=completed.state_size if completed else None,
+            restored_from=restored.external_path if restored else None,
+            source_records_per_s=throughput,
+            p99_latency_ms=latency.p99_ms if latency else None,
+            p50_latency_ms=latency.p50_ms if latency else None,
+        ))
+    return reports

@@ -1,0 +1,55 @@
+"""Where the Flink distribution shipped inside the `apache-flink` wheel lives, and the environment
+every one of its scripts must run with."""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from chronos.errors import StackError
+
+
+@dataclass(frozen=True)
+class FlinkDistribution:
+    home: Path
+
+    @property
+    def bin(self) -> Path:
+        return self.home / "bin"
+
+    @property
+    def conf(self) -> Path:
+        return self.home / "conf"
+
+    @property
+    def python_jar(self) -> Path:
+        jars = sorted((self.home / "opt").glob("flink-python-*.jar"))
+        if not jars:
+            raise StackError(f"flink-python jar not found under {self.home / 'opt'}")
+        return jars[0]
+
+
+def find_distribution() -> FlinkDistribution:
+    try:
+        import pyflink
+    except ImportError as exc:  # pragma: no cover - a broken install
+        raise StackError("the apache-flink package is not installed in this Python") from exc
+    home = Path(pyflink.__file__).resolve().parent
+    if not (home / "bin" / "jobmanager.sh").exists():
+        raise StackError(f"no Flink distribution found in {home}")
+    return FlinkDistribution(home=home)
+
+
+def script_env(conf_dir: Path, log_dir: Path, pid_dir: Path) -> dict[str, str]:
+    """Environment for bin/*.sh: without FLINK_CONF_DIR a TaskManager silently uses the wheel's
+    default config and never registers; without this Python first on PATH, Python workers and the
+    PythonDriver cannot import pyflink."""
+    env = dict(os.environ)
+    env["FLINK_CONF_DIR"] = str(conf_dir)
+    env["FLINK_LOG_DIR"] = str(log_dir)
+    env["FLINK_PID_DIR"] = str(pid_dir)
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    env.pop("FLINK_HOME", None)
+    return env

@@ -1,0 +1,228 @@
+"""A typed client for the Flink REST API (httpx), turning transport and HTTP failures into
+one-line ChronosErrors: unreachable cluster, unknown job, refused request."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import httpx
+from pydantic import BaseModel
+
+from chronos.errors import FlinkRequestFailed, FlinkUnreachable, UnknownJob
+from chronos.flink.replies import (
+    CheckpointConfigReply,
+    CheckpointStats,
+    ClusterOverview,
+    ExceptionsReply,
+    JobDetail,
+    JobsOverview,
+    JobSummary,
+    Metric,
+    SavepointTrigger,
+    TaskManager,
+    TaskManagers,
+)
+
+R = TypeVar("R", bound=BaseModel)
+_JOB_ID = re.compile(r"^[0-9a-f]{32}$")
+_SOURCE_RATE = re.compile(r"^\d+\.Source__.*\.numRecordsOutPerSecond$")
+
+
+def _first_error_line(response: httpx.Response) -> str:
+    try:
+        errors = response.json().get("errors") or []
+    except ValueError:
+        errors = []
+    text = str(errors[0]) if errors else response.text
+    line = text.strip().splitlines()[0] if text.strip() else f"HTTP {response.status_code}"
+    return line.replace("org.apache.flink.runtime.rest.handler.RestHandlerException: ", "")[:300]
+
+
+class FlinkRestClient:
+    def __init__(
+        self,
+        base_url: str,
+        timeout_s: float = 10.0,
+        transport: httpx.BaseTransport | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self._http = httpx.Client(base_url=self.base_url, timeout=timeout_s, transport=transport)
+        self._sleep = sleep
+        self._clock = clock
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> FlinkRestClient:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    # -- transport ------------------------------------------------------------------------------
+    def _request(self, method: str, path: str, job_id: str | None = None, **kwargs: Any) -> Any:
+        if job_id is not None and not _JOB_ID.match(job_id):
+            raise UnknownJob(f"no such job: {job_id!r} is not a Flink job id (32 hex digits)")
+        try:
+            response = self._http.request(method, path, **kwargs)
+        except httpx.TransportError as exc:
+            raise FlinkUnreachable(
+                f"cannot reach the Flink REST API at {self.base_url} ({type(exc).__name__})"
+            ) from exc
+        if response.status_code == 404 and job_id is not None:
+            raise UnknownJob(f"no such job on {self.base_url}: {job_id}")
+        if response.status_code >= 400:
+            raise FlinkRequestFailed(f"Flink refused {method} {path}: {_first_error_line(response)}")
+        if not response.content:
+            return {}
+        try:
+            return response.json()
+        except ValueError as exc:
+            raise FlinkRequestFailed(f"Flink sent a non-JSON reply to {method} {path}") from exc
+
+    def _get(self, model: type[R], path: str, job_id: str | None = None) -> R:
+        return model.model_validate(self._request("GET", path, job_id))
+
+    # -- cluster --------------------------------------------------------------------------------
+    def overview(self) -> ClusterOverview:
+        return self._get(ClusterOverview, "/overview")
+
+    def taskmanagers(self) -> tuple[TaskManager, ...]:
+        return self._get(TaskManagers, "/taskmanagers").taskmanagers
+
+    # -- jobs -----------------------------------------------------------------------------------
+    def jobs(self) -> tuple[JobSummary, ...]:
+        return self._get(JobsOverview, "/jobs/overview").jobs
+
+    def job(self, job_id: str) -> JobDetail:
+        return self._get(JobDetail, f"/jobs/{job_id}", job_id)
+
+    def checkpoints(self, job_id: str) -> CheckpointStats:
+        return self._get(CheckpointStats, f"/jobs/{job_id}/checkpoints", job_id)
+
+    def checkpoint_config(self, job_id: str) -> CheckpointConfigReply:
+        return self._get(CheckpointConfigReply, f"/jobs/{job_id}/checkpoints/config", job_id)
+
+    def exceptions(self, job_id: str) -> ExceptionsReply:
+        return self._get(ExceptionsReply, f"/jobs/{job_id}/exceptions", job_id)
+
+    def vertex_metric_ids(self, job_id: str, vertex_id: str) -> tuple[str, ...]:
+        reply = self._request("GET", f"/jobs/{job_id}/vertices/{vertex_id}/metrics", job_id)
+        return tuple(str(item["id"]) for item in reply)
+
+    def vertex_metrics(self, job_id: str, vertex_id: str, names: Sequence[str]) -> tuple[Metric, ...]:
+        """Per-subtask ids (`0.numRecordsOutPerSecond`) work where aggregated ones often do not."""
+        if not names:
+            return ()
+        reply = self._request(
+            "GET", f"/jobs/{job_id}/vertices/{vertex_id}/metrics", job_id, params={"get": ",".join(names)}
+        )
+        return tuple(Metric.model_validate(item) for item in reply)
+
+    def source_throughput(self, job_id: str) -> float | None:
+        """Records/s leaving the source operators, summed over subtasks; None if Flink reports none.
+
+        REST metrics can go stale for minutes after a TaskManager loss: treat this as a hint and
+        prefer the Prometheus reporter or Kafka offsets for anything that decides.
+        """
+        total, seen = 0.0, False
+        for vertex in self.job(job_id).vertices:
+            if not vertex.is_source:
+                continue
+            ids = [m for m in self.vertex_metric_ids(job_id, vertex.id) if _SOURCE_RATE.match(m)]
+            for metric in self.vertex_metrics(job_id, vertex.id, ids):
+                if metric.number is not None:
+                    total += metric.number
+                    seen = True
+        return total if seen else None
+
+    def cancel(self, job_id: str) -> None:
+        self._request("PATCH", f"/jobs/{job_id}", job_id, params={"mode": "cancel"})
+
+    def wait_for_state(
+        self, job_id: str, accept: Callable[[JobDetail], bool], timeout_s: float, what: str
+    ) -> JobDetail:
+        deadline = self._clock() + timeout_s
+        while True:
+            detail = self.job(job_id)
+            if accept(detail):
+                return detail
+            if detail.state in {"FAILED", "CANCELED", "FINISHED"} and not accept(detail):
+                raise FlinkRequestFailed(f"job {job_id} is {detail.state} while waiting until {what}")
+            if self._clock() >= deadline:
+                raise FlinkRequestFailed(f"job {job_id} not {what} after {timeout_s:.0f} s (state {detail.state})")
+            self._sleep(0.1)
+
+    def wait_until_running(self, job_id: str, timeout_s: float = 120.0) -> JobDetail:
+        """All tasks RUNNING, the moment a restarted job processes records again."""
+        return self.wait_for_state(job_id, lambda d: d.all_running, timeout_s, "all tasks RUNNING")
+
+    # -- savepoints -----------------------------------------------------------------------------
+    def stop_with_savepoint(
+        self, job_id: str, target_directory: str | Path, drain: bool = False, timeout_s: float = 300.0
+    ) -> str:
+        """Stop the job with a savepoint and return the savepoint's path.
+
+        Without `drain` the job stops without emitting MAX_WATERMARK, so open windows stay in the
+        savepoint and are completed by the resubmitted job rather than flushed early.
+        """
+        trigger = self._request(
+            "POST", f"/jobs/{job_id}/stop", job_id,
+            json={"targetDirectory": str(target_directory), "drain": drain},
+        )
+        request_id = str(trigger["request-id"])
+        deadline = self._clock() + timeout_s
+        while True:
+            status = SavepointTrigger.model_validate(
+                self._request("GET", f"/jobs/{job_id}/savepoints/{request_id}", job_id)
+            )
+            if status.status.id == "COMPLETED":
+                operation = status.operation
+                if operation is None or operation.location is None:
+                    cause = (operation.failure_cause or {}) if operation else {}
+                    message = str(cause.get("serialized-throwable") or cause.get("class") or "unknown cause")
+                    raise FlinkRequestFailed(f"stop-with-savepoint of {job_id} failed: {message[:200]}")
+                return operation.location
+            if self._clock() >= deadline:
+                raise FlinkRequestFailed(f"stop-with-savepoint of {job_id} did not finish in {timeout_s:.0f} s")
+            self._sleep(0.05)
+
+    # -- jar submission -------------------------------------------------------------------------
+    def uploaded_jars(self) -> Mapping[str, str]:
+        """Uploaded jars as {jar id: file name}."""
+        reply = self._request("GET", "/jars")
+        return {str(f["id"]): str(f["name"]) for f in reply.get("files", [])}
+
+    def upload_jar(self, jar: Path) -> str:
+        with open(jar, "rb") as handle:
+            reply = self._request(
+                "POST", "/jars/upload", files={"jarfile": (jar.name, handle, "application/x-java-archive")}
+            )
+        return Path(str(reply["filename"])).name
+
+    def run_jar(
+        self,
+        jar_id: str,
+        entry_class: str,
+        program_args: Sequence[str],
+        savepoint_path: str | None = None,
+        flink_configuration: Mapping[str, str] | None = None,
+        parallelism: int | None = None,
+        allow_non_restored_state: bool = False,
+    ) -> str:
+        body: dict[str, Any] = {"entryClass": entry_class, "programArgsList": list(program_args)}
+        if savepoint_path:
+            body["savepointPath"] = savepoint_path
+            body["allowNonRestoredState"] = allow_non_restored_state
+        if flink_configuration:
+            body["flinkConfiguration"] = dict(flink_configuration)
+        if parallelism:
+            body["parallelism"] = parallelism
+        reply = self._request("POST", f"/jars/{jar_id}/run", json=body)
+        return str(reply["jobid"])

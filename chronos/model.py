@@ -1,0 +1,69 @@
+"""Value types that cross module boundaries; they do no I/O and import nothing of chronos."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from chronos.errors import InvalidInput
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|sec|min|m|h)?\s*$")
+_UNIT_MS = {"ms": 1, "s": 1000, "sec": 1000, "m": 60_000, "min": 60_000, "h": 3_600_000}
+
+
+def parse_interval_ms(text: str) -> int:
+    """Parse "500ms", "10s", "2min", "1h" or a bare number of seconds into positive milliseconds.
+
+    Flink accepts the same spellings; rejecting "-5s", "0s" or "abc" here means a bad value never
+    reaches a running job as a failed resubmission.
+    """
+    match = _DURATION.match(text)
+    if match is None:
+        raise InvalidInput(
+            f"invalid interval {text!r}: expected a positive duration such as 500ms, 10s, 2min"
+        )
+    value, unit = float(match.group(1)), match.group(2) or "s"
+    millis = int(round(value * _UNIT_MS[unit]))
+    if millis <= 0:
+        raise InvalidInput(f"invalid interval {text!r}: it must be greater than zero")
+    return millis
+
+
+def format_interval(millis: int) -> str:
+    """The shortest exact Flink duration string for a number of milliseconds."""
+    if millis % 60_000 == 0:
+        return f"{millis // 60_000}min"
+    if millis % 1000 == 0:
+        return f"{millis // 1000}s"
+    return f"{millis}ms"
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    """What to run to (re)create a job: a PyFlink program and its arguments.
+
+    A running Flink job cannot tell us how to start it again; resubmission from a savepoint with a
+    new interval needs this spec, kept alongside the job.
+    """
+
+    name: str
+    python_file: str
+    args: tuple[str, ...] = ()
+    parallelism: int | None = None
+    extra_config: tuple[tuple[str, str], ...] = field(default=())
+
+
+@dataclass(frozen=True)
+class CheckpointSettings:
+    """The fault-tolerance knobs chronos changes between runs."""
+
+    interval_ms: int
+    state_backend: str = "hashmap"
+    incremental: bool = False
+
+    def flink_config(self) -> dict[str, str]:
+        return {
+            "execution.checkpointing.interval": format_interval(self.interval_ms),
+            "state.backend.type": self.state_backend,
+            "execution.checkpointing.incremental": str(self.incremental).lower(),
+        }

@@ -1,0 +1,59 @@
+"""Maven artifacts the stack runs: the Kafka broker's jars and the Flink Kafka connector.
+
+They come from Maven Central through the user's own `mvn` (so its settings, proxy and ~/.m2 cache
+apply) and are copied once into a cache directory; a marker file records a complete copy so an
+interrupted download is redone rather than half-used.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from chronos.errors import StackError, ToolMissing
+
+_COMPLETE = ".complete"
+
+
+@dataclass(frozen=True)
+class Artifacts:
+    kafka_lib: Path
+    connector_jar: Path
+
+
+def _copy_dependencies(pom_name: str, target: Path, exclude_transitive: bool) -> None:
+    if (target / _COMPLETE).exists():
+        return
+    mvn = shutil.which("mvn")
+    if mvn is None:
+        raise ToolMissing("Maven (mvn) is not installed; install it (apt-get install maven) and retry")
+    if target.exists():
+        shutil.rmtree(target)
+    target.mkdir(parents=True)
+    with resources.as_file(resources.files("chronos.stack") / pom_name) as pom:
+        argv = [
+            mvn, "-q", "-B", "-f", str(pom), "dependency:copy-dependencies",
+            f"-DoutputDirectory={target}", "-DincludeScope=runtime",
+            f"-DexcludeTransitive={str(exclude_transitive).lower()}",
+        ]
+        done = subprocess.run(argv, capture_output=True, text=True, cwd=target)
+    if done.returncode != 0:
+        lines = [ln for ln in (done.stdout + done.stderr).splitlines() if "ERROR" in ln]
+        detail = lines[0].strip() if lines else f"mvn exited with {done.returncode}"
+        raise StackError(f"could not fetch {pom_name} from Maven Central: {detail}")
+    (target / _COMPLETE).touch()
+
+
+def ensure_artifacts(cache_dir: Path) -> Artifacts:
+    """Fetch (first time) or reuse the cached broker and connector jars."""
+    kafka_lib = cache_dir / "kafka-broker"
+    connectors = cache_dir / "flink-connectors"
+    _copy_dependencies("kafka-broker.pom.xml", kafka_lib, exclude_transitive=False)
+    _copy_dependencies("flink-connectors.pom.xml", connectors, exclude_transitive=True)
+    jars = sorted(connectors.glob("flink-sql-connector-kafka-*.jar"))
+    if not jars:
+        raise StackError(f"the Flink Kafka connector jar is missing from {connectors}")
+    return Artifacts(kafka_lib=kafka_lib, connector_jar=jars[0])

@@ -1,0 +1,170 @@
+"""A standalone Flink session cluster started from the wheel's distribution with our own config."""
+
+from __future__ import annotations
+
+import copy
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import yaml
+
+from chronos.errors import StackError
+from chronos.flink.distribution import FlinkDistribution, script_env
+from chronos.stack.processes import is_alive
+
+
+@dataclass(frozen=True)
+class FlinkClusterSettings:
+    home: Path
+    rest_port: int
+    rpc_port: int
+    prometheus_port_base: int
+    slots: int = 4
+    jobmanager_memory: str = "1g"
+    taskmanager_memory: str = "1536m"
+    python_executable: str = sys.executable
+
+    @property
+    def conf_dir(self) -> Path:
+        return self.home / "conf"
+
+    @property
+    def log_dir(self) -> Path:
+        return self.home / "log"
+
+    @property
+    def pid_dir(self) -> Path:
+        return self.home / "pid"
+
+    @property
+    def checkpoint_dir(self) -> Path:
+        return self.home / "checkpoints"
+
+    @property
+    def savepoint_dir(self) -> Path:
+        return self.home / "savepoints"
+
+
+def _deep_merge(base: dict[str, Any], overlay: dict[str, Any]) -> dict[str, Any]:
+    merged = copy.deepcopy(base)
+    for key, value in overlay.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _deep_merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def render_config(base: dict[str, Any], s: FlinkClusterSettings) -> dict[str, Any]:
+    """The wheel's config.yaml (kept for its JVM --add-opens flags) overlaid with a loopback-only,
+    stack-local cluster. Pure, so the rendering is unit-tested without starting anything."""
+    prom_range = f"{s.prometheus_port_base}-{s.prometheus_port_base + 3}"
+    overlay: dict[str, Any] = {
+        "jobmanager": {
+            "bind-host": "127.0.0.1",
+            "rpc": {"address": "127.0.0.1", "port": s.rpc_port},
+            "memory": {"process": {"size": s.jobmanager_memory}},
+        },
+        "taskmanager": {
+            "bind-host": "127.0.0.1",
+            "host": "127.0.0.1",
+            "numberOfTaskSlots": s.slots,
+            "memory": {"process": {"size": s.taskmanager_memory}},
+        },
+        "rest": {"address": "127.0.0.1", "bind-address": "127.0.0.1", "port": s.rest_port},
+        "blob": {"server": {"port": "0"}},
+        "web": {"upload": {"dir": str(s.home / "web-upload")}},
+        "parallelism": {"default": 1},
+        "execution": {
+            "checkpointing": {
+                "dir": f"file://{s.checkpoint_dir}",
+                "savepoint-dir": f"file://{s.savepoint_dir}",
+                "externalized-checkpoint-retention": "RETAIN_ON_CANCELLATION",
+            }
+        },
+        "restart-strategy": {
+            "type": "fixed-delay",
+            "fixed-delay": {"attempts": 1000, "delay": "2 s"},
+        },
+        "python": {"executable": s.python_executable, "client": {"executable": s.python_executable}},
+        # The Prometheus reporter binds all interfaces (it has no host option): keep this machine's
+        # firewall closed to the range, or run the stack only where that is acceptable.
+        "metrics": {
+            "reporter": {
+                "prom": {
+                    "factory": {"class": "org.apache.flink.metrics.prometheus.PrometheusReporterFactory"},
+                    "port": prom_range,
+                }
+            }
+        },
+    }
+    return _deep_merge(base, overlay)
+
+
+def write_conf_dir(dist: FlinkDistribution, s: FlinkClusterSettings) -> Path:
+    s.conf_dir.mkdir(parents=True, exist_ok=True)
+    for name in ("log4j.properties", "log4j-console.properties", "log4j-cli.properties",
+                 "log4j-session.properties", "logback.xml"):
+        source = dist.conf / name
+        if source.exists():
+            shutil.copy(source, s.conf_dir / name)
+    base = yaml.safe_load((dist.conf / "config.yaml").read_text()) or {}
+    rendered = render_config(base, s)
+    (s.conf_dir / "config.yaml").write_text(yaml.safe_dump(rendered, sort_keys=False))
+    for directory in (s.log_dir, s.pid_dir, s.checkpoint_dir, s.savepoint_dir, s.home / "web-upload"):
+        directory.mkdir(parents=True, exist_ok=True)
+    return s.conf_dir
+
+
+def _run_script(dist: FlinkDistribution, s: FlinkClusterSettings, script: str, *args: str) -> None:
+    env = script_env(s.conf_dir, s.log_dir, s.pid_dir)
+    done = subprocess.run(
+        ["bash", str(dist.bin / script), *args], env=env, capture_output=True, text=True,
+        stdin=subprocess.DEVNULL,
+    )
+    if done.returncode != 0:
+        raise StackError(f"{script} {' '.join(args)} failed: {(done.stderr or done.stdout).strip()[-300:]}")
+
+
+def _read_pids(pid_dir: Path, daemon: str) -> list[int]:
+    pids: list[int] = []
+    for pid_file in pid_dir.glob(f"flink-*-{daemon}.pid"):
+        pids.extend(int(line) for line in pid_file.read_text().split() if line.strip().isdigit())
+    return pids
+
+
+def start_cluster(dist: FlinkDistribution, s: FlinkClusterSettings) -> tuple[int, list[int]]:
+    """Start one JobManager and one TaskManager; return (jobmanager pid, taskmanager pids)."""
+    write_conf_dir(dist, s)
+    _run_script(dist, s, "jobmanager.sh", "start")
+    _run_script(dist, s, "taskmanager.sh", "start")
+    jm = _read_pids(s.pid_dir, "standalonesession")
+    tms = _read_pids(s.pid_dir, "taskexecutor")
+    if not jm or not tms:
+        raise StackError(f"Flink started but wrote no PID files in {s.pid_dir}")
+    return jm[-1], tms
+
+
+def wait_ready(rest_url: str, slots: int, pids: list[int], timeout_s: float = 90.0) -> None:
+    """Ready means /overview reports every expected slot, not that the scripts returned."""
+    deadline = time.monotonic() + timeout_s
+    last = "no answer"
+    while time.monotonic() < deadline:
+        dead = [pid for pid in pids if not is_alive(pid)]
+        if dead:
+            raise StackError(f"a Flink process (pid {dead[0]}) exited during start; see its log")
+        try:
+            overview = httpx.get(f"{rest_url}/overview", timeout=3.0).json()
+            if int(overview.get("slots-total", 0)) >= slots:
+                return
+            last = f"{overview.get('slots-total', 0)} of {slots} slots registered"
+        except (httpx.HTTPError, ValueError) as exc:
+            last = str(exc) or type(exc).__name__
+        time.sleep(0.5)
+    raise StackError(f"Flink at {rest_url} did not become ready: {last}")

@@ -1,0 +1,106 @@
+"""A single-node Apache Kafka broker in KRaft mode, run from the Maven jars as a child process."""
+
+from __future__ import annotations
+
+import base64
+import shutil
+import subprocess
+import time
+import uuid
+from pathlib import Path
+
+from chronos.errors import KafkaUnavailable, ToolMissing
+from chronos.stack.processes import is_alive, spawn
+
+_LOG4J2 = """\
+rootLogger.level=INFO
+rootLogger.appenderRef.file.ref=file
+appender.file.type=File
+appender.file.name=file
+appender.file.fileName={log}
+appender.file.layout.type=PatternLayout
+appender.file.layout.pattern=[%d] %p %m (%c)%n
+"""
+
+
+def render_server_properties(port: int, controller_port: int, data_dir: Path, partitions: int) -> str:
+    """Broker + controller on loopback; replication factors of 1 because there is one node, and
+    transaction-log settings that let Flink's exactly-once sink work on it."""
+    props = {
+        "process.roles": "broker,controller",
+        "node.id": "1",
+        "controller.quorum.voters": f"1@127.0.0.1:{controller_port}",
+        "listeners": f"PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller_port}",
+        "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}",
+        "controller.listener.names": "CONTROLLER",
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+        "inter.broker.listener.name": "PLAINTEXT",
+        "log.dirs": str(data_dir),
+        "num.partitions": str(partitions),
+        "offsets.topic.replication.factor": "1",
+        "transaction.state.log.replication.factor": "1",
+        "transaction.state.log.min.isr": "1",
+        "share.coordinator.state.topic.replication.factor": "1",
+        "share.coordinator.state.topic.min.isr": "1",
+        "group.initial.rebalance.delay.ms": "0",
+        "transaction.max.timeout.ms": "900000",
+    }
+    return "".join(f"{key}={value}\n" for key, value in props.items())
+
+
+def _java() -> str:
+    java = shutil.which("java")
+    if java is None:
+        raise ToolMissing("Java is not installed; install a JDK 17 (apt-get install openjdk-17-jdk-headless)")
+    return java
+
+
+def start_broker(lib_dir: Path, home: Path, port: int, controller_port: int, partitions: int = 2) -> int:
+    """Write the config, format storage on first start, start the broker; return its PID."""
+    java = _java()
+    data_dir = home / "data"
+    home.mkdir(parents=True, exist_ok=True)
+    config = home / "server.properties"
+    config.write_text(render_server_properties(port, controller_port, data_dir, partitions))
+    log4j = home / "log4j2.properties"
+    log4j.write_text(_LOG4J2.format(log=home / "server.log"))
+    classpath = f"{lib_dir}/*"
+    log_opt = f"-Dlog4j2.configurationFile={log4j}"
+    if not (data_dir / "meta.properties").exists():
+        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        done = subprocess.run(
+            [java, "-cp", classpath, log_opt, "kafka.tools.StorageTool", "format",
+             "-t", cluster_id, "-c", str(config)],
+            capture_output=True, text=True,
+        )
+        if done.returncode != 0:
+            raise KafkaUnavailable(f"formatting Kafka storage failed: {done.stderr.strip()[-300:]}")
+    return spawn(
+        [java, "-Xms256m", "-Xmx512m", "-XX:+UseG1GC", "-cp", classpath, log_opt,
+         "kafka.Kafka", str(config)],
+        home / "stdout.log",
+        cwd=home,
+    )
+
+
+def wait_ready(bootstrap: str, pid: int, timeout_s: float = 60.0) -> None:
+    """Ready means the broker answers a metadata request, not that its port is open."""
+    from kafka import KafkaAdminClient
+    from kafka.errors import KafkaError
+
+    deadline = time.monotonic() + timeout_s
+    last = "no answer"
+    while time.monotonic() < deadline:
+        if not is_alive(pid):
+            raise KafkaUnavailable(f"the Kafka broker (pid {pid}) exited during start; see its log")
+        try:
+            admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=3000)
+            try:
+                admin.list_topics()
+                return
+            finally:
+                admin.close()
+        except (KafkaError, OSError, ValueError) as exc:
+            last = str(exc) or type(exc).__name__
+        time.sleep(0.5)
+    raise KafkaUnavailable(f"the Kafka broker at {bootstrap} did not become ready: {last}")

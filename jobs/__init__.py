@@ -1,0 +1,1 @@
+"""chronos.jobs: the demo workload (job, event model, load generator, latency observer)."""

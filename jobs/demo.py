@@ -1,0 +1,36 @@
+"""The demo job as a JobSpec: chronos knows how to (re)start it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from chronos.model import JobSpec
+
+JOB_FILE = Path(__file__).with_name("vehicle_stats_job.py")
+
+
+@dataclass(frozen=True)
+class DemoSettings:
+    bootstrap: str
+    connector_jar: str
+    input_topic: str = "vehicle-events"
+    output_topic: str = "vehicle-stats"
+    name: str = "chronos-vehicle-stats"
+    parallelism: int = 2
+    window_s: int = 5
+    group_id: str = "chronos-demo"
+
+
+def demo_spec(s: DemoSettings) -> JobSpec:
+    args = (
+        "--bootstrap", s.bootstrap,
+        "--connector-jar", s.connector_jar,
+        "--input-topic", s.input_topic,
+        "--output-topic", s.output_topic,
+        "--group-id", s.group_id,
+        "--transactional-id-prefix", f"{s.name}-{s.output_topic}",
+        "--window-seconds", str(s.window_s),
+        "--job-name", s.name,
+    )
+    return JobSpec(name=s.name, python_file=str(JOB_FILE), args=args, parallelism=s.parallelism)

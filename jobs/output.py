@@ -1,0 +1,88 @@
+"""Reading the demo job's committed output: records, end-to-end latency, per-key totals.
+
+Only `read_committed` output counts: that is what a downstream consumer of an exactly-once job sees,
+so latency includes the wait for the checkpoint that commits it.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from chronos.errors import KafkaUnavailable
+
+
+@dataclass(frozen=True)
+class OutputRecord:
+    kind: str  # "vehicle" | "region"
+    key: str
+    window_end: str
+    event_count: int
+    max_created_ms: int
+
+    @staticmethod
+    def parse(raw: bytes) -> OutputRecord | None:
+        try:
+            data: dict[str, Any] = json.loads(raw)
+            return OutputRecord(str(data["kind"]), str(data["key"]), str(data["window_end"]),
+                                int(data["event_count"]), int(data["max_created_ms"]))
+        except (ValueError, KeyError, TypeError):
+            return None
+
+
+def committed_consumer(bootstrap: str, topic: str, from_beginning: bool) -> Any:
+    from kafka import KafkaConsumer
+    from kafka.errors import KafkaError
+
+    try:
+        return KafkaConsumer(
+            topic, bootstrap_servers=bootstrap, isolation_level="read_committed",
+            auto_offset_reset="earliest" if from_beginning else "latest", enable_auto_commit=False,
+            group_id=None, request_timeout_ms=30000, consumer_timeout_ms=1000,
+        )
+    except (KafkaError, OSError, ValueError) as exc:
+        raise KafkaUnavailable(f"cannot reach Kafka at {bootstrap} ({type(exc).__name__})") from exc
+
+
+def committed_records(consumer: Any, poll_ms: int = 500) -> Iterator[list[OutputRecord]]:
+    """Batches of parsed committed records, an empty batch when nothing came within `poll_ms`."""
+    while True:
+        batch: list[OutputRecord] = []
+        for messages in consumer.poll(timeout_ms=poll_ms).values():
+            for message in messages:
+                record = OutputRecord.parse(message.value)
+                if record is not None:
+                    batch.append(record)
+        yield batch
+
+
+def output_totals(
+    bootstrap: str,
+    topic: str,
+    kind: str,
+    expected_total: int,
+    timeout_s: float,
+    clock: Callable[[], float] = time.monotonic,
+) -> Counter[str]:
+    """Sum `event_count` per key of one kind from the start of the topic until the totals reach
+    `expected_total` and stay there for a few polls, or `timeout_s` passes."""
+    consumer = committed_consumer(bootstrap, topic, from_beginning=True)
+    totals: Counter[str] = Counter()
+    deadline = clock() + timeout_s
+    quiet_polls = 0
+    try:
+        for batch in committed_records(consumer):
+            for record in batch:
+                if record.kind == kind:
+                    totals[record.key] += record.event_count
+            done = sum(totals.values()) >= expected_total
+            quiet_polls = quiet_polls + 1 if (done and not batch) else 0
+            if quiet_polls >= 4 or clock() >= deadline:
+                break
+    finally:
+        consumer.close()
+    return totals

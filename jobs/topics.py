@@ -1,0 +1,30 @@
+"""Creating the demo's topics (idempotently) on the stack's broker."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from chronos.errors import KafkaUnavailable
+
+
+def ensure_topics(bootstrap: str, names: Sequence[str], partitions: int = 2) -> list[str]:
+    """Create the topics that do not exist yet; return the ones created."""
+    from kafka import KafkaAdminClient
+    from kafka.admin import NewTopic
+    from kafka.errors import KafkaError, TopicAlreadyExistsError
+
+    try:
+        admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=10000)
+    except (KafkaError, OSError, ValueError) as exc:
+        raise KafkaUnavailable(f"cannot reach Kafka at {bootstrap} ({type(exc).__name__})") from exc
+    try:
+        existing = set(admin.list_topics())
+        missing = [n for n in names if n not in existing]
+        if missing:
+            try:
+                admin.create_topics([NewTopic(n, partitions, 1) for n in missing])
+            except TopicAlreadyExistsError:
+                pass
+        return missing
+    finally:
+        admin.close()

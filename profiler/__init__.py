@@ -1,0 +1,1 @@
+"""chronos.profiler: parallel profiling runs over checkpoint intervals (issue 5)."""
