@@ -23,7 +23,7 @@ def parse_interval_ms(text: str) -> int:
             f"invalid interval {text!r}: expected a positive duration such as 500ms, 10s, 2min"
         )
     value, unit = float(match.group(1)), match.group(2) or "s"
-    millis = int(round(value * _UNIT_MS[unit]))
+    millis = round(value * _UNIT_MS[unit])
     if millis <= 0:
         raise InvalidInput(f"invalid interval {text!r}: it must be greater than zero")
     return millis

@@ -75,7 +75,7 @@ def stack_up(
     start = time.monotonic()
     with err.status("starting the stack") as spinner:
         def report(step: str) -> None:
-            err.log(f"{step}")
+            err.print(f"[dim]{time.monotonic() - start:5.1f} s[/] {step}", highlight=False)
             spinner.update(step)
 
         state, started = up(options, report=report)
@@ -87,6 +87,20 @@ def stack_up(
     out.print(f"  Flink UI/REST  {state.rest_url}")
     out.print(f"  Kafka          {state.bootstrap}")
     out.print(f"  Prometheus     {', '.join(state.prometheus_urls)}  (reporter binds all interfaces)")
+
+
+@stack_app.command("fetch")
+def stack_fetch(
+    cache_dir: Annotated[Path | None, typer.Option(envvar="CHRONOS_CACHE_DIR", help="Maven artifact cache.")] = None,
+) -> None:
+    """Fetch (once) the Kafka broker and Flink Kafka connector jars from Maven Central."""
+    from chronos.cli.wiring import default_cache_dir
+    from chronos.stack.artifacts import ensure_artifacts
+
+    with err.status("fetching Maven artifacts (cached after the first time)"):
+        artifacts = ensure_artifacts((cache_dir or default_cache_dir()).expanduser())
+    out.print(f"Kafka broker jars: {artifacts.kafka_lib}")
+    out.print(f"Flink Kafka connector: {artifacts.connector_jar}")
 
 
 @stack_app.command("down")

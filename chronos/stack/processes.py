@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -44,10 +45,8 @@ def spawn(
 
 
 def _reap(pid: int) -> None:
-    try:
+    with contextlib.suppress(ChildProcessError):
         os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:
-        pass
 
 
 def terminate(pids: Sequence[int], grace_seconds: float = 20.0) -> list[int]:
@@ -57,10 +56,8 @@ def terminate(pids: Sequence[int], grace_seconds: float = 20.0) -> list[int]:
     """
     live = [pid for pid in pids if is_alive(pid)]
     for pid in live:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
     deadline = time.monotonic() + grace_seconds
     while time.monotonic() < deadline:
         for pid in live:
@@ -72,10 +69,8 @@ def terminate(pids: Sequence[int], grace_seconds: float = 20.0) -> list[int]:
     for pid in live:
         if is_alive(pid):
             killed.append(pid)
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
     for _ in range(50):
         for pid in killed:
             _reap(pid)

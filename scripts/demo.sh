@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Sets everything up and runs the demo on the local stack: real Kafka + Flink on 127.0.0.1, the
+# vehicle-stats job at a 10 s checkpoint interval, 2,000 events/s of load and the latency observer;
+# then shows the job's status. Leaves the stack running (stop it with `.venv/bin/chronos stack down`).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+export PATH="$PWD/.venv/bin:$PATH"
+
+chronos stack up
+chronos job submit demo --interval 10s
+chronos observe run --background
+chronos load run --rate 2000 --vehicles 2000 --background
+echo "letting the job run for 40 s under load ..."
+sleep 40
+chronos status
+cat <<'TXT'
+
+Next:
+  .venv/bin/chronos status                           # again, or with --json
+  .venv/bin/chronos job list
+  .venv/bin/chronos job retune <JOB_ID> --interval 5s  # stop-with-savepoint, restart with 5 s
+  .venv/bin/chronos stack down                       # stop everything
+TXT

@@ -1,0 +1,86 @@
+"""Every bad input gets one clear line on stderr and a non-zero exit, never a traceback."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from chronos.stack.ports import free_ports
+from chronos.stack.state import StackState
+
+
+def chronos(*args: str, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "chronos.cli.main", *args], capture_output=True, text=True,
+                          env=env, timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+def assert_one_line_error(done: subprocess.CompletedProcess[str], *needles: str) -> None:
+    assert done.returncode != 0, done.stdout
+    assert "Traceback" not in done.stderr + done.stdout
+    lines = [ln for ln in done.stderr.splitlines() if ln.strip()]
+    errors = [ln for ln in lines if ln.startswith("error: ")]
+    assert len(errors) == 1 and lines[-1] == errors[0], done.stderr  # progress may precede it
+    for needle in needles:
+        assert needle in errors[0]
+
+
+def test_unreachable_rest_url() -> None:
+    port = free_ports(1)[0]
+    assert_one_line_error(chronos("job", "list", "--rest-url", f"http://127.0.0.1:{port}"), "cannot reach the Flink REST API")
+
+
+@pytest.mark.parametrize("interval", ["-5s", "abc", "0s"])
+def test_invalid_interval(interval: str, tmp_path: Path) -> None:
+    done = chronos("job", "submit", "--interval", interval, "--stack-dir", str(tmp_path))
+    assert_one_line_error(done, "invalid interval", repr(interval))
+
+
+def test_stack_not_running(tmp_path: Path) -> None:
+    assert_one_line_error(chronos("status", "--stack-dir", str(tmp_path)), "no stack is running", "chronos stack up")
+
+
+def test_unknown_job_name(tmp_path: Path) -> None:
+    assert_one_line_error(chronos("job", "submit", "wordcount", "--stack-dir", str(tmp_path)), "unknown job 'wordcount'")
+
+
+def test_maven_missing(tmp_path: Path) -> None:
+    env = {**os.environ, "PATH": str(tmp_path / "empty-bin")}
+    done = chronos("stack", "up", "--stack-dir", str(tmp_path / "s"), "--cache-dir", str(tmp_path / "cache"), env=env)
+    assert_one_line_error(done, "Maven (mvn) is not installed")
+
+
+def test_port_in_use(tmp_path: Path) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        done = chronos("stack", "up", "--stack-dir", str(tmp_path), "--rest-port", str(port))
+    assert_one_line_error(done, f"port {port}", "already in use")
+
+
+def test_kafka_unavailable() -> None:
+    port = free_ports(1)[0]
+    done = chronos("load", "run", "--count", "10", "--bootstrap", f"127.0.0.1:{port}")
+    assert_one_line_error(done, "cannot reach Kafka")
+
+
+def test_bad_rate_trace(tmp_path: Path) -> None:
+    done = chronos("load", "run", "--profile", "csv", "--trace", str(tmp_path / "none.csv"), "--bootstrap", "x:1")
+    assert_one_line_error(done, "does not exist")
+
+
+def test_unknown_job_id_on_a_live_cluster(stack: StackState) -> None:
+    done = chronos("status", "--job", "0" * 32, "--rest-url", stack.rest_url)
+    assert_one_line_error(done, "no such job", "0" * 32)
+    done = chronos("job", "stop", "not-a-job", "--rest-url", stack.rest_url, "--stack-dir", stack.stack_dir)
+    assert_one_line_error(done, "not a Flink job id")
+
+
+def test_retune_of_a_job_chronos_did_not_submit(stack: StackState) -> None:
+    done = chronos("job", "retune", "f" * 32, "--interval", "5s", "--stack-dir", stack.stack_dir)
+    assert_one_line_error(done, "was not submitted by chronos")

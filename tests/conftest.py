@@ -1,0 +1,142 @@
+"""Shared fixtures. Integration tests run against a real stack (Kafka broker + Flink cluster)
+started once per session in a temporary directory, on free ports, and stopped at the end with a
+check by PID that nothing survived."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from chronos.flink.distribution import find_distribution
+from chronos.flink.rest import FlinkRestClient
+from chronos.flink.submit import RestSubmitter
+from chronos.jobs.demo import DemoSettings, demo_spec
+from chronos.jobs.fleet import VehicleFleet
+from chronos.jobs.loadgen import KafkaEventSink, LoadReport, run_load
+from chronos.jobs.rates import ConstantRate
+from chronos.jobs.topics import ensure_topics
+from chronos.model import CheckpointSettings, JobSpec
+from chronos.stack.local_stack import StackOptions, down, up
+from chronos.stack.processes import is_alive
+from chronos.stack.state import StackState
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("CHRONOS_CACHE_DIR") or Path.home() / ".cache" / "chronos")
+
+
+@pytest.fixture(scope="session")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StackState]:
+    stack_dir = tmp_path_factory.mktemp("stack")
+    state, started = up(StackOptions(stack_dir, cache_dir(), slots=4))
+    assert started
+    try:
+        yield state
+    finally:
+        down(stack_dir)
+        survivors = {name: pid for name, pid in state.pids().items() if is_alive(pid)}
+        assert not survivors, f"processes survived `stack down`: {survivors}"
+
+
+@pytest.fixture()
+def flink(stack: StackState) -> Iterator[FlinkRestClient]:
+    with FlinkRestClient(stack.rest_url) as client:
+        yield client
+
+
+@pytest.fixture()
+def submitter(flink: FlinkRestClient) -> RestSubmitter:
+    return RestSubmitter(flink, find_distribution().python_jar)
+
+
+class DemoJob:
+    """A demo job on its own fresh topics, cancelled by the fixture at the end of the test."""
+
+    def __init__(self, stack: StackState, flink: FlinkRestClient, submitter: RestSubmitter) -> None:
+        suffix = uuid.uuid4().hex[:8]
+        self.stack = stack
+        self.flink = flink
+        self.submitter = submitter
+        self.settings = DemoSettings(
+            bootstrap=stack.bootstrap, connector_jar=stack.connector_jar,
+            input_topic=f"events-{suffix}", output_topic=f"stats-{suffix}", group_id=f"g-{suffix}",
+            name=f"demo-{suffix}", parallelism=2, window_s=2,
+        )
+        self.spec: JobSpec = demo_spec(self.settings)
+        self.job_ids: list[str] = []
+        ensure_topics(stack.bootstrap, [self.settings.input_topic, self.settings.output_topic], partitions=2)
+
+    def submit(self, interval_ms: int, savepoint: str | None = None) -> str:
+        job_id = self.submitter.submit(self.spec, CheckpointSettings(interval_ms), savepoint)
+        self.job_ids.append(job_id)
+        self.flink.wait_until_running(job_id, timeout_s=120)
+        return job_id
+
+    def cancel_all(self) -> None:
+        for job_id in self.job_ids:
+            try:
+                if self.flink.job(job_id).state not in {"FINISHED", "CANCELED", "FAILED"}:
+                    self.flink.cancel(job_id)
+            except Exception:  # noqa: BLE001 - best-effort cleanup
+                pass
+
+
+@pytest.fixture()
+def demo_job(stack: StackState, flink: FlinkRestClient, submitter: RestSubmitter) -> Iterator[DemoJob]:
+    job = DemoJob(stack, flink, submitter)
+    try:
+        yield job
+    finally:
+        job.cancel_all()
+
+
+class BackgroundLoad:
+    """run_load in a thread against the real broker."""
+
+    def __init__(self, bootstrap: str, topic: str, rate: float, *, count: int | None = None,
+                 duration_s: float | None = None, vehicles: int = 200, close_windows: bool = False) -> None:
+        self.stop = False
+        self.report: LoadReport | None = None
+        self.error: BaseException | None = None
+        sink = KafkaEventSink(bootstrap, topic)
+
+        def work() -> None:
+            try:
+                self.report = run_load(sink, VehicleFleet(vehicles, seed=11), ConstantRate(rate),
+                                       max_events=count, duration_s=duration_s,
+                                       should_stop=lambda: self.stop, close_windows=close_windows)
+            except BaseException as exc:  # noqa: BLE001 - surfaced by join()
+                self.error = exc
+            finally:
+                sink.close()
+
+        self.thread = threading.Thread(target=work, daemon=True)
+        self.thread.start()
+
+    def join(self, timeout_s: float = 120) -> LoadReport:
+        self.thread.join(timeout_s)
+        if self.error is not None:
+            raise self.error
+        assert self.report is not None, "the load generator did not finish"
+        return self.report
+
+    def halt(self) -> None:
+        self.stop = True
+        self.thread.join(30)
+
+
+def wait_until(predicate, timeout_s: float, interval_s: float = 0.5, what: str = "condition"):  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout_s
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
+        time.sleep(interval_s)

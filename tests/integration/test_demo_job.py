@@ -1,0 +1,48 @@
+"""The demo job on the real stack: records flow end to end and checkpoints complete on schedule."""
+
+from __future__ import annotations
+
+import itertools
+import statistics
+
+import pytest
+
+from chronos.flink.rest import FlinkRestClient
+from chronos.jobs.latency import LatencyWindow
+from chronos.jobs.observer import observe
+from chronos.jobs.output import committed_consumer
+from tests.conftest import BackgroundLoad, DemoJob, wait_until
+
+
+def test_records_flow_end_to_end_under_load(demo_job: DemoJob, flink: FlinkRestClient) -> None:
+    job_id = demo_job.submit(interval_ms=2000)
+    load = BackgroundLoad(demo_job.stack.bootstrap, demo_job.settings.input_topic, rate=1000, duration_s=25)
+    try:
+        consumer = committed_consumer(demo_job.stack.bootstrap, demo_job.settings.output_topic, from_beginning=True)
+        try:
+            snapshot = observe(consumer, LatencyWindow(30), lambda s: None, duration_s=18)
+        finally:
+            consumer.close()
+        assert snapshot.records > 0, "no committed output reached the observer"
+        assert snapshot.events > 1000
+        assert snapshot.p99_ms is not None and 0 < snapshot.p99_ms < 60_000
+        rate = wait_until(lambda: flink.source_throughput(job_id), 30, what="a source throughput metric")
+        assert rate > 0
+    finally:
+        load.halt()
+
+
+def test_checkpoints_complete_at_the_configured_interval(demo_job: DemoJob, flink: FlinkRestClient) -> None:
+    job_id = demo_job.submit(interval_ms=1500)
+    load = BackgroundLoad(demo_job.stack.bootstrap, demo_job.settings.input_topic, rate=500, duration_s=15)
+    try:
+        stats = wait_until(lambda: (s := flink.checkpoints(job_id)).counts.completed >= 5 and s, 40,
+                           what="five completed checkpoints")
+        assert flink.checkpoint_config(job_id).interval == 1500
+        triggers = sorted(h.trigger_timestamp for h in stats.history if h.status == "COMPLETED")
+        gaps = [b - a for a, b in itertools.pairwise(triggers)]
+        assert statistics.median(gaps) == pytest.approx(1500, abs=400)
+        latest = stats.latest.completed
+        assert latest is not None and latest.state_size > 0 and latest.external_path
+    finally:
+        load.halt()

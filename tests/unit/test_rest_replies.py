@@ -1,0 +1,125 @@
+"""The REST client against replies recorded from a real Flink 2.3 cluster (tests/fixtures).
+
+These pin the parsing and the error mapping; the behaviour against a live cluster is covered by the
+integration tests.
+"""
+
+import json
+from pathlib import Path
+
+import httpx
+import pytest
+
+from chronos.errors import FlinkRequestFailed, FlinkUnreachable, UnknownJob
+from chronos.flink.rest import FlinkRestClient
+
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "flink_replies"
+JOB = json.loads((FIXTURES / "jobs_overview.json").read_text())["jobs"][0]["jid"]
+
+
+def _client(routes: dict[str, object], status: int = 200) -> FlinkRestClient:
+    def handler(request: httpx.Request) -> httpx.Response:
+        body = routes.get(request.url.path)
+        if body is None:
+            return httpx.Response(404, json={"errors": ["Not found: /" + request.url.path]})
+        return httpx.Response(status, json=body)
+
+    return FlinkRestClient("http://flink.test", transport=httpx.MockTransport(handler), sleep=lambda s: None)
+
+
+def _fixture(name: str) -> object:
+    return json.loads((FIXTURES / name).read_text())
+
+
+def test_parses_overview_and_jobs() -> None:
+    client = _client({"/overview": _fixture("overview.json"), "/jobs/overview": _fixture("jobs_overview.json")})
+    overview = client.overview()
+    assert overview.slots_total == 4 and overview.flink_version.startswith("2.3")
+    assert [j.state for j in client.jobs()] == ["RUNNING"]
+
+
+def test_parses_job_detail_with_source_vertex() -> None:
+    detail = _client({f"/jobs/{JOB}": _fixture("job_detail.json")}).job(JOB)
+    assert detail.vertices[0].is_source
+    assert detail.state == "RUNNING"
+
+
+def test_parses_checkpoint_statistics_and_config() -> None:
+    client = _client({f"/jobs/{JOB}/checkpoints": _fixture("checkpoints.json"),
+                      f"/jobs/{JOB}/checkpoints/config": _fixture("checkpoints_config.json")})
+    stats = client.checkpoints(JOB)
+    assert stats.counts.completed >= 1
+    latest = stats.latest.completed
+    assert latest is not None and latest.external_path and latest.end_to_end_duration >= 0
+    assert client.checkpoint_config(JOB).interval == 5000
+
+
+def test_parses_exceptions_and_taskmanagers() -> None:
+    client = _client({f"/jobs/{JOB}/exceptions": _fixture("exceptions.json"),
+                      "/taskmanagers": _fixture("taskmanagers.json")})
+    assert client.exceptions(JOB).exception_history.entries == ()
+    assert client.taskmanagers()[0].slots_number == 4
+
+
+def test_sums_per_subtask_source_rates() -> None:
+    detail = _fixture("job_detail.json")
+    detail["vertices"][0]["id"]  # type: ignore[index]
+    ids = [{"id": "0.Source__KafkaSource-x.numRecordsOutPerSecond"}, {"id": "1.Source__KafkaSource-x.numRecordsOutPerSecond"},
+           {"id": "0.numRecordsOutPerSecond"}]
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path == f"/jobs/{JOB}":
+            return httpx.Response(200, json=detail)
+        if "get" in request.url.params:
+            names = request.url.params["get"].split(",")
+            return httpx.Response(200, json=[{"id": n, "value": "150.5"} for n in names])
+        return httpx.Response(200, json=ids)
+
+    client = FlinkRestClient("http://flink.test", transport=httpx.MockTransport(handler))
+    assert client.source_throughput(JOB) == pytest.approx(301.0)
+
+
+def test_unknown_and_malformed_job_ids_are_unknown_jobs() -> None:
+    client = _client({})
+    with pytest.raises(UnknownJob, match="no such job"):
+        client.job("0" * 32)
+    with pytest.raises(UnknownJob, match="not a Flink job id"):
+        client.job("not-a-job")
+
+
+def test_refusals_become_one_line() -> None:
+    client = _client({"/overview": {"errors": ["java.lang.IllegalStateException: boom\n\tat x.y(Z.java:1)"]}}, status=500)
+    with pytest.raises(FlinkRequestFailed) as info:
+        client.overview()
+    assert "\n" not in str(info.value) and "boom" in str(info.value)
+
+
+def test_unreachable_cluster() -> None:
+    with pytest.raises(FlinkUnreachable, match="cannot reach"):
+        FlinkRestClient("http://127.0.0.1:1", timeout_s=2).overview()
+
+
+def test_stop_with_savepoint_polls_until_the_path_is_known() -> None:
+    polls = iter([{"status": {"id": "IN_PROGRESS"}},
+                  {"status": {"id": "COMPLETED"}, "operation": {"location": "file:/sp/savepoint-1"}}])
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.method == "POST":
+            assert json.loads(request.content) == {"targetDirectory": "/sp", "drain": False}
+            return httpx.Response(202, json={"request-id": "abc"})
+        return httpx.Response(200, json=next(polls))
+
+    client = FlinkRestClient("http://flink.test", transport=httpx.MockTransport(handler), sleep=lambda s: None)
+    assert client.stop_with_savepoint(JOB, "/sp") == "file:/sp/savepoint-1"
+
+
+def test_failed_savepoint_is_reported() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.method == "POST":
+            return httpx.Response(202, json={"request-id": "abc"})
+        return httpx.Response(200, json={"status": {"id": "COMPLETED"},
+                                         "operation": {"failure-cause": {"class": "CheckpointException"}}})
+
+    client = FlinkRestClient("http://flink.test", transport=httpx.MockTransport(handler), sleep=lambda s: None)
+    with pytest.raises(FlinkRequestFailed, match="CheckpointException"):
+        client.stop_with_savepoint(JOB, "/sp")

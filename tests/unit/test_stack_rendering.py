@@ -1,0 +1,38 @@
+"""Config rendering of the stack's services: pure, so checked without starting anything."""
+
+from pathlib import Path
+
+from chronos.stack.flink_cluster import FlinkClusterSettings, render_config
+from chronos.stack.kafka_broker import render_server_properties
+from chronos.stack.ports import free_port_block, free_ports, port_in_use
+
+
+def test_flink_config_is_loopback_only_and_keeps_the_wheels_jvm_flags(tmp_path: Path) -> None:
+    base = {"env": {"java": {"opts": {"all": "--add-opens=java.base/java.lang=ALL-UNNAMED"}}},
+            "jobmanager": {"bind-host": "localhost", "memory": {"process": {"size": "1600m"}}}}
+    settings = FlinkClusterSettings(home=tmp_path, rest_port=18081, rpc_port=16123, prometheus_port_base=19249, slots=3)
+    config = render_config(base, settings)
+    assert config["env"]["java"]["opts"]["all"].startswith("--add-opens")
+    assert config["jobmanager"]["bind-host"] == "127.0.0.1"
+    assert config["jobmanager"]["memory"]["process"]["size"] == "1g"
+    assert config["rest"] == {"address": "127.0.0.1", "bind-address": "127.0.0.1", "port": 18081}
+    assert config["taskmanager"]["numberOfTaskSlots"] == 3
+    assert config["execution"]["checkpointing"]["dir"] == f"file://{tmp_path}/checkpoints"
+    assert config["metrics"]["reporter"]["prom"]["port"] == "19249-19252"
+    assert base["jobmanager"]["bind-host"] == "localhost", "the base config must not be mutated"
+
+
+def test_kafka_broker_is_a_single_kraft_node_fit_for_transactions(tmp_path: Path) -> None:
+    props = dict(line.split("=", 1) for line in render_server_properties(9092, 9093, tmp_path, 2).splitlines())
+    assert props["process.roles"] == "broker,controller"
+    assert props["listeners"] == "PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093"
+    assert props["transaction.state.log.replication.factor"] == "1"
+    assert props["transaction.state.log.min.isr"] == "1"
+
+
+def test_free_ports_are_distinct_and_free() -> None:
+    ports = free_ports(5)
+    assert len(set(ports)) == 5
+    assert not any(port_in_use(p) for p in ports)
+    base = free_port_block(4)
+    assert not any(port_in_use(p) for p in range(base, base + 4))
