@@ -18,7 +18,8 @@ class VehicleFleet:
     vehicles: int
     regions: int = 16
     seed: int = 0
-    run_id: str = "run"
+    run_id: str = "run"  # letters, digits and dashes only: it is written into JSON unescaped
+    first_vehicle: int = 0  # lets parallel generators own disjoint vehicle ranges
     _rng: random.Random = field(init=False, repr=False)
     _speed: list[float] = field(init=False, repr=False)
     _pos: list[tuple[float, float]] = field(init=False, repr=False)
@@ -31,12 +32,11 @@ class VehicleFleet:
         self._speed = [self._rng.uniform(20, 90) for _ in range(self.vehicles)]
         self._pos = [(self._rng.uniform(52.3, 52.7), self._rng.uniform(13.1, 13.7)) for _ in range(self.vehicles)]
 
-    @staticmethod
-    def vehicle_id(index: int) -> str:
-        return f"v-{index:06d}"
+    def vehicle_id(self, index: int) -> str:
+        return f"v-{self.first_vehicle + index:06d}"
 
     def region_of(self, index: int) -> str:
-        return f"r-{index % self.regions:02d}"
+        return f"r-{(self.first_vehicle + index) % self.regions:02d}"
 
     def next_event(self, now_ms: int) -> tuple[str, bytes]:
         """(key, JSON value) of the next event, created at `now_ms`."""
@@ -49,17 +49,12 @@ class VehicleFleet:
         self._pos[i] = (lat, lon)
         self._seq += 1
         vid = self.vehicle_id(i)
-        event = {
-            "event_id": f"{self.run_id}-{self._seq}",
-            "vehicle_id": vid,
-            "region": self.region_of(i),
-            "speed": round(speed, 2),
-            "lat": round(lat, 6),
-            "lon": round(lon, 6),
-            "event_time": now_ms,
-            "created_ms": now_ms,
-        }
-        return vid, json.dumps(event, separators=(",", ":")).encode()
+        # Formatted directly (ids are [a-z0-9-] by construction): a third of json.dumps's cost.
+        value = (
+            f'{{"event_id":"{self.run_id}-{self._seq}","vehicle_id":"{vid}","region":"{self.region_of(i)}",'
+            f'"speed":{speed:.2f},"lat":{lat:.6f},"lon":{lon:.6f},"event_time":{now_ms},"created_ms":{now_ms}}}'
+        )
+        return vid, value.encode()
 
 
 def flush_event(now_ms: int, horizon_ms: int = 3_600_000) -> bytes:

@@ -76,6 +76,17 @@ class TraceRate:
         return self.times_s[-1]
 
 
+@dataclass(frozen=True)
+class ScaledRate:
+    """A share of another profile, for one of several parallel generators."""
+
+    profile: RateProfile
+    factor: float
+
+    def rate_at(self, elapsed_s: float) -> float:
+        return self.profile.rate_at(elapsed_s) * self.factor
+
+
 def load_trace(path: Path) -> TraceRate:
     """Read a CSV of `time,rate` rows (seconds, events/s; a header row is allowed)."""
     if not path.exists():

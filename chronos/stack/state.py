@@ -29,6 +29,10 @@ class StackState(BaseModel):
     connector_jar: str
 
     @property
+    def stack_dir_path(self) -> Path:
+        return Path(self.stack_dir)
+
+    @property
     def bootstrap(self) -> str:
         return f"127.0.0.1:{self.kafka_port}"
 

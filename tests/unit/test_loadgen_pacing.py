@@ -75,3 +75,22 @@ def test_same_seed_same_events() -> None:
 def test_needs_a_bound() -> None:
     with pytest.raises(ValueError):
         _run(ConstantRate(1))
+
+
+def test_events_are_valid_json_with_the_jobs_fields() -> None:
+    fleet = VehicleFleet(10, regions=3, seed=1, run_id="r-1")
+    key, value = fleet.next_event(1_700_000_000_123)
+    event = json.loads(value)
+    assert event["vehicle_id"] == key and event["region"].startswith("r-")
+    assert event["event_time"] == event["created_ms"] == 1_700_000_000_123
+    assert set(event) == {"event_id", "vehicle_id", "region", "speed", "lat", "lon", "event_time", "created_ms"}
+
+
+def test_parallel_workers_split_vehicles_and_events_without_overlap() -> None:
+    from chronos.jobs.parallel_load import LoadPlan
+
+    plan = LoadPlan("b:1", "t", ConstantRate(1), vehicles=10, count=1001, workers=3)
+    shares = [plan.share(i) for i in range(3)]
+    assert [s[2] for s in shares] == [334, 334, 333]
+    ranges = [set(range(first, first + n)) for first, n, _ in shares]
+    assert set().union(*ranges) == set(range(10)) and sum(len(r) for r in ranges) == 10
