@@ -13,7 +13,7 @@ JOB_FILE = Path(__file__).with_name("vehicle_stats_job.py")
 @dataclass(frozen=True)
 class DemoSettings:
     bootstrap: str
-    connector_jar: str
+    connector_jar: str | None = None  # None: the cluster has the connector on its classpath
     input_topic: str = "vehicle-events"
     output_topic: str = "vehicle-stats"
     name: str = "chronos-vehicle-stats"
@@ -23,9 +23,8 @@ class DemoSettings:
 
 
 def demo_spec(s: DemoSettings) -> JobSpec:
-    args = (
+    args: tuple[str, ...] = (
         "--bootstrap", s.bootstrap,
-        "--connector-jar", s.connector_jar,
         "--input-topic", s.input_topic,
         "--output-topic", s.output_topic,
         "--group-id", s.group_id,
@@ -33,4 +32,6 @@ def demo_spec(s: DemoSettings) -> JobSpec:
         "--window-seconds", str(s.window_s),
         "--job-name", s.name,
     )
+    if s.connector_jar:
+        args += ("--connector-jar", s.connector_jar)
     return JobSpec(name=s.name, python_file=str(JOB_FILE), args=args, parallelism=s.parallelism)

@@ -24,7 +24,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--output-topic", default="vehicle-stats")
     parser.add_argument("--group-id", default="chronos-demo")
     parser.add_argument("--transactional-id-prefix", default="chronos-demo")
-    parser.add_argument("--connector-jar", required=True, help="flink-sql-connector-kafka jar")
+    parser.add_argument("--connector-jar", default="",
+                        help="flink-sql-connector-kafka jar to ship via pipeline.jars; omit when the cluster has it in lib/")
     parser.add_argument("--job-name", default="chronos-vehicle-stats")
     parser.add_argument("--window-seconds", type=int, default=5)
     parser.add_argument("--watermark-delay-ms", type=int, default=2000)
@@ -102,7 +103,8 @@ def main(argv: list[str]) -> None:
     t_env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
     config = t_env.get_config()
     config.set("pipeline.name", a.job_name)
-    config.set("pipeline.jars", f"file://{a.connector_jar}")
+    if a.connector_jar:
+        config.set("pipeline.jars", f"file://{a.connector_jar}")
     if a.parallelism > 0:
         config.set("parallelism.default", str(a.parallelism))
     if a.checkpoint_interval:

@@ -64,7 +64,7 @@ class DemoJob:
         self.flink = flink
         self.submitter = submitter
         self.settings = DemoSettings(
-            bootstrap=stack.bootstrap, connector_jar=stack.connector_jar,
+            bootstrap=stack.bootstrap,
             input_topic=f"events-{suffix}", output_topic=f"stats-{suffix}", group_id=f"g-{suffix}",
             name=f"demo-{suffix}", parallelism=2, window_s=2,
         )

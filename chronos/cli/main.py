@@ -341,7 +341,7 @@ def job_submit(
     sd = _stack_dir(stack_dir)
     state = wiring.require_stack(sd)
     servers = bootstrap or state.bootstrap
-    demo = DemoSettings(bootstrap=servers, connector_jar=state.connector_jar, parallelism=parallelism, window_s=window)
+    demo = DemoSettings(bootstrap=servers, parallelism=parallelism, window_s=window)
     if create_topics:
         ensure_topics(servers, [demo.input_topic, demo.output_topic], partitions=2)
     spec = demo_spec(demo)

@@ -45,7 +45,7 @@ def submitter(path: str, client: FlinkRestClient, stack_dir: Path) -> JobSubmitt
     if path == "cli":
         state = require_stack(stack_dir)
         flink_home = Path(state.stack_dir) / "flink"
-        return CliSubmitter(dist, client.base_url, flink_home / "conf", flink_home / "log")
+        return CliSubmitter(dist, client.base_url, flink_home / "conf", flink_home / "log", flink_home / "lib")
     return RestSubmitter(client, dist.python_jar)
 
 

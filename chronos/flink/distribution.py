@@ -42,11 +42,13 @@ def find_distribution() -> FlinkDistribution:
     return FlinkDistribution(home=home)
 
 
-def script_env(conf_dir: Path, log_dir: Path, pid_dir: Path) -> dict[str, str]:
+def script_env(conf_dir: Path, log_dir: Path, pid_dir: Path, lib_dir: Path | None = None) -> dict[str, str]:
     """Environment for bin/*.sh: without FLINK_CONF_DIR a TaskManager silently uses the wheel's
     default config and never registers; without this Python first on PATH, Python workers and the
-    PythonDriver cannot import pyflink."""
+    PythonDriver cannot import pyflink. FLINK_LIB_DIR, when given, replaces the wheel's lib/."""
     env = dict(os.environ)
+    if lib_dir is not None:
+        env["FLINK_LIB_DIR"] = str(lib_dir)
     env["FLINK_CONF_DIR"] = str(conf_dir)
     env["FLINK_LOG_DIR"] = str(log_dir)
     env["FLINK_PID_DIR"] = str(pid_dir)

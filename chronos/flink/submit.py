@@ -60,10 +60,12 @@ _SUBMITTED = re.compile(r"JobID ([0-9a-f]{32})")
 
 
 class CliSubmitter:
-    def __init__(self, dist: FlinkDistribution, rest_url: str, conf_dir: Path, log_dir: Path) -> None:
+    def __init__(
+        self, dist: FlinkDistribution, rest_url: str, conf_dir: Path, log_dir: Path, lib_dir: Path | None = None
+    ) -> None:
         self._dist = dist
         self._address = rest_url.removeprefix("http://").removeprefix("https://")
-        self._env = script_env(conf_dir, log_dir, log_dir)
+        self._env = script_env(conf_dir, log_dir, log_dir, lib_dir)
 
     def submit(self, spec: JobSpec, settings: CheckpointSettings, savepoint: str | None = None) -> str:
         argv = ["bash", str(self._dist.bin / "flink"), "run", "-d", "-m", self._address]

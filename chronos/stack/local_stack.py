@@ -92,7 +92,7 @@ def up(options: StackOptions, report: Report = _quiet) -> tuple[StackState, bool
         started.append(kafka_pid)
         settings = flink_cluster.FlinkClusterSettings(
             home=stack_dir / "flink", rest_port=rest_port, rpc_port=rpc_port,
-            prometheus_port_base=prom_base, slots=options.slots,
+            prometheus_port_base=prom_base, slots=options.slots, extra_lib_jars=(artifacts.connector_jar,),
         )
         report(f"starting Flink {options.slots}-slot session cluster, REST on 127.0.0.1:{rest_port}")
         jm_pid, tm_pids = flink_cluster.start_cluster(dist, settings)
