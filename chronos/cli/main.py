@@ -411,35 +411,56 @@ def job_retune(
     rest_url: RestUrl = None,
     as_json: AsJson = False,
 ) -> None:
-    """Stop-with-savepoint and restart a job with a new checkpoint interval."""
+    """Stop-with-savepoint and restart a job with a new checkpoint interval.
+
+    Resumable: if the job was already stopped with a savepoint (an interrupted retune, or `job stop`)
+    and nothing replaced it, the restart is done from the savepoint on record.
+    """
     from chronos.cli import wiring
-    from chronos.flink.restart import restart_with_settings
+    from chronos.flink.restart import RestartResult, restart_with_settings
     from chronos.stack.job_records import JobRecord
 
     sd = _stack_dir(stack_dir)
     new_ms = parse_interval_ms(interval)
+    submission_path = _path_option(path)
     store = wiring.job_records(sd)
     record = store.get(job_id)
     if record is None:
         raise InvalidInput(f"job {job_id} was not submitted by chronos here: its spec is unknown, so it cannot be restarted")
+    if record.replaced_by:
+        raise InvalidInput(f"job {job_id} was already replaced by {record.replaced_by}; retune that one")
     settings = CheckpointSettings(new_ms, record.settings.state_backend, record.settings.incremental)
-    if dry_run:
-        out.print(f"would stop {job_id} with a savepoint and restart it with interval {format_interval(new_ms)} "
-                  f"(now {format_interval(record.settings.interval_ms)})")
-        return
     with wiring.flink_client(sd, rest_url) as client:
-        def journal(location: str) -> None:
-            store.save(replace(record, stopped_with_savepoint=location))
-
-        result = restart_with_settings(client, wiring.submitter(_path_option(path), client, sd), job_id,
-                                       record.spec, settings, wiring.savepoint_dir(sd), on_savepoint=journal)
+        state = client.job(job_id).state
+        savepoint_on_record = record.stopped_with_savepoint if state != "RUNNING" else None
+        resume = savepoint_on_record is not None
+        if dry_run:
+            what = (f"restart {job_id} from its savepoint {savepoint_on_record}" if resume
+                    else f"stop {job_id} with a savepoint and restart it")
+            out.print(f"would {what} with interval {format_interval(new_ms)} "
+                      f"(now {format_interval(record.settings.interval_ms)})")
+            return
+        submitter = wiring.submitter(submission_path, client, sd)
+        if savepoint_on_record is not None:
+            start = time.monotonic()
+            new_job = submitter.submit(record.spec, settings, savepoint_on_record)
+            client.wait_until_running(new_job)
+            result = RestartResult(job_id, new_job, savepoint_on_record, 0.0, 0.0, time.monotonic() - start)
+        else:
+            if state != "RUNNING":
+                raise InvalidInput(f"job {job_id} is {state} and has no savepoint on record; nothing to restart from")
+            result = restart_with_settings(
+                client, submitter, job_id, record.spec, settings, wiring.savepoint_dir(sd),
+                on_savepoint=lambda location: store.save(replace(record, stopped_with_savepoint=location)),
+            )
     store.save(JobRecord(result.new_job_id, record.spec, settings, restored_from=result.savepoint))
     store.save(replace(record, stopped_with_savepoint=result.savepoint, replaced_by=result.new_job_id))
     if as_json:
-        _print_json(asdict(result))
+        _print_json({**asdict(result), "resumed": resume})
         return
-    out.print(f"job {job_id} -> {result.new_job_id}: savepoint {result.savepoint_s:.2f} s, "
-              f"submitted {result.submitted_s:.2f} s, all tasks RUNNING {result.running_s:.2f} s")
+    how = "resumed from its savepoint" if resume else (
+        f"savepoint {result.savepoint_s:.2f} s, submitted {result.submitted_s:.2f} s,")
+    out.print(f"job {job_id} -> {result.new_job_id}: {how} all tasks RUNNING {result.running_s:.2f} s")
 
 
 # -- status --------------------------------------------------------------------------------------

@@ -167,3 +167,15 @@ class SavepointOperation(_Reply):
 class SavepointTrigger(_Reply):
     status: SavepointStatus
     operation: SavepointOperation | None = None
+
+
+class VertexLoad(_Reply):
+    """How hard a vertex works: the busiest subtask's busy and back-pressured ms per second.
+
+    busyTimeMsPerSecond is NaN on sources in Flink 2.3, so either figure can be None.
+    """
+
+    vertex_id: str
+    name: str
+    max_busy_ms_per_s: float | None
+    max_backpressured_ms_per_s: float | None

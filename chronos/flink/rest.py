@@ -25,6 +25,7 @@ from chronos.flink.replies import (
     SavepointTrigger,
     TaskManager,
     TaskManagers,
+    VertexLoad,
 )
 
 R = TypeVar("R", bound=BaseModel)
@@ -141,6 +142,23 @@ class FlinkRestClient:
                     total += metric.number
                     seen = True
         return total if seen else None
+
+    def vertex_load(self, job_id: str) -> tuple[VertexLoad, ...]:
+        """Busy and back-pressure time per vertex, read per subtask (the aggregated endpoint is often empty)."""
+        loads = []
+        for vertex in self.job(job_id).vertices:
+            names = [f"{i}.{m}" for i in range(vertex.parallelism)
+                     for m in ("busyTimeMsPerSecond", "backPressuredTimeMsPerSecond")]
+            values: dict[str, list[float]] = {"busy": [], "bp": []}
+            for metric in self.vertex_metrics(job_id, vertex.id, names):
+                number = metric.number
+                if number is None or number != number:  # missing or NaN
+                    continue
+                values["busy" if metric.id.endswith("busyTimeMsPerSecond") else "bp"].append(number)
+            loads.append(VertexLoad(vertex_id=vertex.id, name=vertex.name,
+                                    max_busy_ms_per_s=max(values["busy"], default=None),
+                                    max_backpressured_ms_per_s=max(values["bp"], default=None)))
+        return tuple(loads)
 
     def cancel(self, job_id: str) -> None:
         self._request("PATCH", f"/jobs/{job_id}", job_id, params={"mode": "cancel"})

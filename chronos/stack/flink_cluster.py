@@ -103,6 +103,8 @@ def render_config(base: dict[str, Any], s: FlinkClusterSettings) -> dict[str, An
         # The Prometheus reporter binds all interfaces (it has no host option): keep this machine's
         # firewall closed to the range, or run the stack only where that is acceptable.
         "metrics": {
+            # REST metric values are only as fresh as this fetch (default 10 s).
+            "fetcher": {"update-interval": 2000},
             "reporter": {
                 "prom": {
                     "factory": {"class": "org.apache.flink.metrics.prometheus.PrometheusReporterFactory"},

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import httpx
 
-from chronos.errors import StackError
+from chronos.errors import ChronosError, StackError
 from chronos.flink.distribution import find_distribution
 from chronos.stack import flink_cluster, kafka_broker
 from chronos.stack.artifacts import ensure_artifacts
@@ -148,9 +148,7 @@ def _kafka_ready(state: StackState) -> tuple[bool, str]:
     try:
         kafka_broker.wait_ready(state.bootstrap, state.kafka_pid, timeout_s=5)
         return True, f"bootstrap {state.bootstrap}"
-    except StackError as exc:
-        return False, str(exc)
-    except Exception as exc:  # noqa: BLE001 - any failure to answer is "not ready"
+    except ChronosError as exc:
         return False, str(exc)
 
 

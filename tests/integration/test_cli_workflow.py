@@ -57,8 +57,19 @@ def test_submit_observe_status_retune_stop(stack: StackState, flink: FlinkRestCl
 
         stopped = chronos("job", "stop", new_id, *sd)
         assert stopped.returncode == 0, stopped.stderr
-        assert "savepoint" in stopped.stdout
+        savepoint = stopped.stdout.strip()
+        assert "savepoint" in savepoint
         assert flink.job(new_id).state == "FINISHED"
+
+        # A stopped job (e.g. a retune interrupted after its savepoint) resumes from the savepoint on record.
+        resumed = chronos("job", "retune", new_id, "--interval", "6s", "--json", *sd)
+        assert resumed.returncode == 0, resumed.stderr
+        third = json.loads(resumed.stdout)
+        assert third["resumed"] is True and third["savepoint"] == savepoint
+        new_id = third["new_job_id"]
+        assert flink.checkpoint_config(new_id).interval == 6000
+        again = chronos("job", "retune", third["old_job_id"], "--interval", "7s", *sd)
+        assert again.returncode == 1 and "already replaced" in again.stderr
     finally:
         helpers = live_helpers(stack.stack_dir_path)
         chronos("load", "stop", *sd)

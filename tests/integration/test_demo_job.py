@@ -7,6 +7,7 @@ import statistics
 
 import pytest
 
+from chronos.flink.prometheus_scrape import scrape, source_records_out
 from chronos.flink.rest import FlinkRestClient
 from chronos.jobs.latency import LatencyWindow
 from chronos.jobs.observer import observe
@@ -44,5 +45,21 @@ def test_checkpoints_complete_at_the_configured_interval(demo_job: DemoJob, flin
         assert statistics.median(gaps) == pytest.approx(1500, abs=400)
         latest = stats.latest.completed
         assert latest is not None and latest.state_size > 0 and latest.external_path
+    finally:
+        load.halt()
+
+
+def test_prometheus_reporter_counts_the_jobs_source_records(demo_job: DemoJob) -> None:
+    """The reporter keeps counting where REST metrics may go stale, so it must be there and live."""
+    demo_job.submit(interval_ms=2000)
+    base = demo_job.stack.prometheus_port_base
+    urls = [f"http://127.0.0.1:{p}/metrics" for p in range(base, base + 4)]
+    load = BackgroundLoad(demo_job.stack.bootstrap, demo_job.settings.input_topic, rate=500, duration_s=20)
+    try:
+        def count() -> float:
+            return source_records_out(scrape(urls), demo_job.settings.name)
+
+        first = wait_until(count, 30, what="the source counter in the Prometheus scrape")
+        wait_until(lambda: count() > first, 30, what="the source counter to grow")
     finally:
         load.halt()

@@ -123,3 +123,23 @@ def test_failed_savepoint_is_reported() -> None:
     client = FlinkRestClient("http://flink.test", transport=httpx.MockTransport(handler), sleep=lambda s: None)
     with pytest.raises(FlinkRequestFailed, match="CheckpointException"):
         client.stop_with_savepoint(JOB, "/sp")
+
+
+def test_vertex_load_takes_the_busiest_subtask_and_skips_nan() -> None:
+    detail = _fixture("job_detail.json")
+    source = detail["vertices"][0]["id"]  # type: ignore[index]
+    values = {"0.busyTimeMsPerSecond": "NaN", "0.backPressuredTimeMsPerSecond": "12.0"}
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path == f"/jobs/{JOB}":
+            return httpx.Response(200, json=detail)
+        names = request.url.params["get"].split(",")
+        if source in request.url.path:
+            return httpx.Response(200, json=[{"id": n, "value": values[n]} for n in names])
+        return httpx.Response(200, json=[{"id": n, "value": "750.0"} for n in names])
+
+    client = FlinkRestClient("http://flink.test", transport=httpx.MockTransport(handler))
+    loads = client.vertex_load(JOB)
+    assert len(loads) == len(detail["vertices"])  # type: ignore[arg-type]
+    assert (loads[0].max_busy_ms_per_s, loads[0].max_backpressured_ms_per_s) == (None, 12.0)
+    assert (loads[1].max_busy_ms_per_s, loads[1].max_backpressured_ms_per_s) == (750.0, 750.0)

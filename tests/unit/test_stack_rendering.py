@@ -20,6 +20,7 @@ def test_flink_config_is_loopback_only_and_keeps_the_wheels_jvm_flags(tmp_path: 
     assert config["execution"]["checkpointing"]["dir"] == f"file://{tmp_path}/checkpoints"
     assert config["metrics"]["reporter"]["prom"]["port"] == "19249-19252"
     assert config["web"]["refresh-interval"] == "250 ms", "REST job state must not lag restarts by seconds"
+    assert config["metrics"]["fetcher"]["update-interval"] == 2000
     assert base["jobmanager"]["bind-host"] == "localhost", "the base config must not be mutated"
 
 

@@ -1,0 +1,51 @@
+"""Reading Flink's Prometheus reporter directly: its counters stay live where REST metric values
+refresh only every fetcher interval and can go stale for minutes after a TaskManager loss."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import httpx
+from prometheus_client.parser import text_string_to_metric_families
+
+_INVALID = re.compile(r"[^a-zA-Z0-9:_]")
+
+
+def label_value(name: str) -> str:
+    """The reporter's spelling of a job or operator name (characters outside [a-zA-Z0-9:_] become _)."""
+    return _INVALID.sub("_", name)
+
+
+@dataclass(frozen=True)
+class PromSample:
+    name: str
+    labels: tuple[tuple[str, str], ...]
+    value: float
+
+    def label(self, key: str) -> str:
+        return dict(self.labels).get(key, "")
+
+
+def scrape(urls: Iterable[str], timeout_s: float = 3.0) -> list[PromSample]:
+    """Samples from every reporter endpoint that answers (JobManager and TaskManagers share a range)."""
+    samples: list[PromSample] = []
+    for url in urls:
+        try:
+            text = httpx.get(url, timeout=timeout_s).text
+        except httpx.HTTPError:
+            continue
+        for family in text_string_to_metric_families(text):
+            samples.extend(PromSample(s.name, tuple(sorted(s.labels.items())), s.value) for s in family.samples)
+    return samples
+
+
+def source_records_out(samples: Iterable[PromSample], job_name: str) -> float:
+    """Records emitted by the job's source operators, summed over subtasks."""
+    job = label_value(job_name)
+    return sum(
+        s.value for s in samples
+        if s.name == "flink_taskmanager_job_task_operator_numRecordsOut"
+        and s.label("job_name") == job and s.label("operator_name").startswith("Source")
+    )
