@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from chronos.errors import KafkaUnavailable
+from chronos.jobs.kafka_bootstrap import require_reachable
 from chronos.jobs.fleet import VehicleFleet, flush_event
 from chronos.jobs.rates import RateProfile
 
@@ -113,6 +114,7 @@ class KafkaEventSink:
 
         self._topic = topic
         self._partitions: tuple[int, ...] = ()
+        require_reachable(bootstrap)
         try:
             self._producer = KafkaProducer(
                 bootstrap_servers=bootstrap, acks="all", linger_ms=5, batch_size=256 * 1024,

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from chronos.errors import KafkaUnavailable
+from chronos.jobs.kafka_bootstrap import require_reachable
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,7 @@ def committed_consumer(bootstrap: str, topic: str, from_beginning: bool) -> Any:
     from kafka import KafkaConsumer
     from kafka.errors import KafkaError
 
+    require_reachable(bootstrap)
     try:
         return KafkaConsumer(
             topic, bootstrap_servers=bootstrap, isolation_level="read_committed",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from chronos.errors import KafkaUnavailable
+from chronos.jobs.kafka_bootstrap import require_reachable
 
 
 def ensure_topics(bootstrap: str, names: Sequence[str], partitions: int = 2) -> list[str]:
@@ -13,6 +14,7 @@ def ensure_topics(bootstrap: str, names: Sequence[str], partitions: int = 2) -> 
     from kafka.admin import NewTopic
     from kafka.errors import KafkaError, TopicAlreadyExistsError
 
+    require_reachable(bootstrap)
     try:
         admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=10000)
     except (KafkaError, OSError, ValueError) as exc:

@@ -30,8 +30,8 @@ app.add_typer(load_app, name="load")
 app.add_typer(observe_app, name="observe")
 app.add_typer(job_app, name="job")
 
-out = Console()
-err = Console(stderr=True)
+out = Console(soft_wrap=True)  # paths and ids must never be wrapped mid-token
+err = Console(stderr=True, soft_wrap=True)
 
 StackDir = Annotated[
     Path | None,

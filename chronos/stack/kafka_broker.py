@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 from chronos.errors import KafkaUnavailable, ToolMissing
@@ -48,6 +49,15 @@ def render_server_properties(port: int, controller_port: int, data_dir: Path, pa
     return "".join(f"{key}={value}\n" for key, value in props.items())
 
 
+def new_cluster_id(draw: Callable[[], bytes] = lambda: uuid.uuid4().bytes) -> str:
+    """A KRaft cluster id as Kafka makes them: URL-safe base64 of 16 random bytes, redrawn when it
+    starts with '-' (the storage tool would read such an id as an option; 1 draw in 64)."""
+    while True:
+        cluster_id = base64.urlsafe_b64encode(draw()).decode().rstrip("=")
+        if not cluster_id.startswith("-"):
+            return cluster_id
+
+
 def _java() -> str:
     java = shutil.which("java")
     if java is None:
@@ -67,7 +77,7 @@ def start_broker(lib_dir: Path, home: Path, port: int, controller_port: int, par
     classpath = f"{lib_dir}/*"
     log_opt = f"-Dlog4j2.configurationFile={log4j}"
     if not (data_dir / "meta.properties").exists():
-        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        cluster_id = new_cluster_id()
         done = subprocess.run(
             [java, "-cp", classpath, log_opt, "kafka.tools.StorageTool", "format",
              "-t", cluster_id, "-c", str(config)],

@@ -84,3 +84,7 @@ def test_unknown_job_id_on_a_live_cluster(stack: StackState) -> None:
 def test_retune_of_a_job_chronos_did_not_submit(stack: StackState) -> None:
     done = chronos("job", "retune", "f" * 32, "--interval", "5s", "--stack-dir", stack.stack_dir)
     assert_one_line_error(done, "was not submitted by chronos")
+
+
+def test_malformed_bootstrap() -> None:
+    assert_one_line_error(chronos("load", "run", "--count", "1", "--bootstrap", "localhost"), "invalid Kafka bootstrap")

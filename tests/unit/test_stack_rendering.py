@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from chronos.stack.flink_cluster import FlinkClusterSettings, render_config
-from chronos.stack.kafka_broker import render_server_properties
+from chronos.stack.kafka_broker import new_cluster_id, render_server_properties
 from chronos.stack.ports import free_port_block, free_ports, port_in_use
 
 
@@ -38,3 +38,9 @@ def test_free_ports_are_distinct_and_free() -> None:
     assert not any(port_in_use(p) for p in ports)
     base = free_port_block(4)
     assert not any(port_in_use(p) for p in range(base, base + 4))
+
+
+def test_cluster_ids_never_start_with_a_dash() -> None:
+    """An id starting with '-' made the storage tool fail one stack start in 64."""
+    draws = iter([b"\xf8" + bytes(15), b"\x00" * 16])  # the first encodes to '-A...'
+    assert new_cluster_id(lambda: next(draws)) == "AAAAAAAAAAAAAAAAAAAAAA"
