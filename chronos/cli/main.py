@@ -484,17 +484,20 @@ def status_cmd(
     if not reports:
         out.print("no running jobs")
         return
-    table = Table("job", "state", "interval", "checkpoints", "last ckpt", "state size", "source rec/s", "p99 e2e")
     for r in reports:
-        table.add_row(
-            f"{r.name}\n{r.job_id}", r.state, format_interval(r.interval_ms) if r.interval_ms else "-",
-            f"{r.completed_checkpoints} ok / {r.failed_checkpoints} failed",
-            f"{r.last_checkpoint_ms} ms" if r.last_checkpoint_ms is not None else "-",
-            f"{r.last_checkpoint_bytes / 1024:.0f} KiB" if r.last_checkpoint_bytes is not None else "-",
-            f"{r.source_records_per_s:.0f}" if r.source_records_per_s is not None else "-",
-            f"{r.p99_latency_ms:.0f} ms" if r.p99_latency_ms is not None else "- (no observer)",
-        )
-    out.print(table)
+        table = Table(title=f"{r.name}  {r.job_id}", show_header=False, title_justify="left")
+        table.add_column("field", style="bold")
+        table.add_column("value")
+        table.add_row("state", r.state)
+        table.add_row("checkpoint interval", format_interval(r.interval_ms) if r.interval_ms else "-")
+        table.add_row("checkpoints", f"{r.completed_checkpoints} completed, {r.failed_checkpoints} failed")
+        table.add_row("last checkpoint", "-" if r.last_checkpoint_ms is None else
+                      f"{r.last_checkpoint_ms} ms, {(r.last_checkpoint_bytes or 0) / 1024:.0f} KiB")
+        table.add_row("restored from", r.restored_from or "-")
+        table.add_row("source records/s", "-" if r.source_records_per_s is None else f"{r.source_records_per_s:.0f}")
+        table.add_row("end-to-end latency", "- (start `chronos observe run --background`)" if r.p99_latency_ms is None
+                      else f"p50 {r.p50_latency_ms or 0:.0f} ms, p99 {r.p99_latency_ms:.0f} ms")
+        out.print(table)
 
 
 def main() -> None:

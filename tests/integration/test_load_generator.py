@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from pathlib import Path
 
 from kafka import KafkaConsumer, TopicPartition
 
@@ -30,3 +31,22 @@ def test_parallel_workers_deliver_exactly_the_requested_events(stack: StackState
     assert sum(n for _, n in report.per_vehicle) == 20_000
     assert len(report.per_vehicle) == 100
     assert _events_in(stack.bootstrap, topic) == 20_000 + 2  # plus one window flush per partition
+
+
+def test_cli_load_in_the_foreground_follows_sine_and_trace_profiles(stack: StackState, tmp_path: Path) -> None:
+    from tests.cli.test_bad_input import chronos
+
+    topic = f"cli-load-{uuid.uuid4().hex[:8]}"
+    sine = chronos("load", "run", "--profile", "sine", "--rate", "1000", "--amplitude", "500", "--period", "4",
+                   "--duration", "4", "--topic", topic, "--bootstrap", stack.bootstrap)
+    assert sine.returncode == 0, sine.stderr
+    assert "events/s achieved" in sine.stdout
+    sent_sine = int(sine.stdout.split()[1].replace(",", ""))
+    assert 3000 <= sent_sine <= 4400  # one full period of 1000 +- 500 events/s is 4000 events
+
+    trace = tmp_path / "trace.csv"
+    trace.write_text("seconds,events_per_second\n0,500\n2,1500\n")
+    replay = chronos("load", "run", "--profile", "csv", "--trace", str(trace), "--count", "1500",
+                     "--topic", topic, "--bootstrap", stack.bootstrap)
+    assert replay.returncode == 0, replay.stderr
+    assert _events_in(stack.bootstrap, topic) == sent_sine + 1500
