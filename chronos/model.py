@@ -67,3 +67,47 @@ class CheckpointSettings:
             "state.backend.type": self.state_backend,
             "execution.checkpointing.incremental": str(self.incremental).lower(),
         }
+
+
+@dataclass(frozen=True)
+class CheckpointEvent:
+    """One completed checkpoint, as the chaos timing strategies need it (wall-clock milliseconds)."""
+
+    checkpoint_id: int
+    trigger_ms: int
+    completed_ms: int
+    duration_ms: int
+    state_bytes: int = 0
+
+
+@dataclass(frozen=True)
+class CheckpointHistory:
+    """A job's configured interval and its completed checkpoints, oldest first."""
+
+    interval_ms: int
+    completed: tuple[CheckpointEvent, ...] = ()
+
+
+@dataclass(frozen=True)
+class SignalSample:
+    """What the job looked like at one moment, from sources that survive a TaskManager loss:
+    job state from REST, input lag from Kafka offsets, throughput and latency from the output
+    observer or the Prometheus reporter. A signal that could not be read is None."""
+
+    at_ms: int
+    running: bool
+    throughput: float | None = None
+    lag: float | None = None
+    p99_ms: float | None = None
+
+
+@dataclass(frozen=True)
+class FaultRecord:
+    """What a fault did and when: wall-clock ms (to line up with Flink's timestamps) and monotonic
+    seconds (to measure durations on this host)."""
+
+    kind: str
+    target: str
+    injected_wall_ms: int
+    injected_mono_s: float
+    detail: str = ""

@@ -190,3 +190,16 @@ def wait_ready(rest_url: str, slots: int, pids: list[int], timeout_s: float = 90
             last = str(exc) or type(exc).__name__
         time.sleep(0.5)
     raise StackError(f"Flink at {rest_url} did not become ready: {last}")
+
+
+def start_taskmanager(dist: FlinkDistribution, flink_home: Path) -> int:
+    """Start one more TaskManager with the cluster's config; return its PID (a fault's replacement)."""
+    conf, log, pid_dir, lib = flink_home / "conf", flink_home / "log", flink_home / "pid", flink_home / "lib"
+    before = set(_read_pids(pid_dir, "taskexecutor"))
+    env = script_env(conf, log, pid_dir, lib if lib.exists() else None)
+    done = subprocess.run(["bash", str(dist.bin / "taskmanager.sh"), "start"], env=env, capture_output=True,
+                          text=True, stdin=subprocess.DEVNULL)
+    new = [pid for pid in _read_pids(pid_dir, "taskexecutor") if pid not in before]
+    if done.returncode != 0 or not new:
+        raise StackError(f"could not start a TaskManager: {(done.stderr or done.stdout).strip()[-300:]}")
+    return new[-1]

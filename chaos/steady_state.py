@@ -1,0 +1,66 @@
+"""The job's steady state, learned from the window before a fault.
+
+Each signal gets a band of median +- k robust standard deviations (1.4826 * MAD) of its pre-fault
+values, widened to at least a small share of the median so a perfectly flat series does not make
+any wobble look like an anomaly. Throughput is two-sided (a catch-up burst is not steady state);
+lag and latency are one-sided (lower is never a problem).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from chronos.model import SignalSample
+
+MAD_TO_SIGMA = 1.4826
+
+
+@dataclass(frozen=True)
+class Band:
+    low: float | None
+    high: float | None
+
+    def contains(self, value: float) -> bool:
+        return (self.low is None or value >= self.low) and (self.high is None or value <= self.high)
+
+
+@dataclass(frozen=True)
+class SteadyState:
+    throughput: Band | None
+    lag: Band | None
+    p99_ms: Band | None
+
+    def holds_at(self, sample: SignalSample) -> bool:
+        """True if the job runs and every learned signal is inside its band (a missing reading fails)."""
+        if not sample.running:
+            return False
+        for band, value in ((self.throughput, sample.throughput), (self.lag, sample.lag), (self.p99_ms, sample.p99_ms)):
+            if band is not None and (value is None or not band.contains(value)):
+                return False
+        return True
+
+
+def _band(values: Sequence[float], k: float, min_share: float, two_sided: bool, min_abs: float) -> Band:
+    center = statistics.median(values)
+    spread = MAD_TO_SIGMA * statistics.median(abs(v - center) for v in values)
+    half = max(k * spread, min_share * abs(center), min_abs)
+    return Band(center - half if two_sided else None, center + half)
+
+
+def learn_steady_state(
+    before_fault: Sequence[SignalSample], k: float = 4.0, min_share: float = 0.1, min_samples: int = 5
+) -> SteadyState:
+    """Bands for every signal with at least `min_samples` readings in the pre-fault window."""
+    def values(name: str) -> list[float]:
+        return [v for s in before_fault if s.running and (v := getattr(s, name)) is not None]
+
+    throughput, lag, p99 = values("throughput"), values("lag"), values("p99_ms")
+    if max(len(throughput), len(lag), len(p99)) < min_samples:
+        raise ValueError(f"need at least {min_samples} pre-fault samples of some signal to learn a steady state")
+    return SteadyState(
+        throughput=_band(throughput, k, min_share, True, 1.0) if len(throughput) >= min_samples else None,
+        lag=_band(lag, k, min_share, False, 100.0) if len(lag) >= min_samples else None,
+        p99_ms=_band(p99, k, min_share, False, 50.0) if len(p99) >= min_samples else None,
+    )

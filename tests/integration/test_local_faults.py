@@ -1,0 +1,74 @@
+"""Faults on the real local stack: each does what it says, and the stack is whole again afterwards."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from pathlib import Path
+
+from chronos.flink.rest import FlinkRestClient
+from chronos.jobs.topics import ensure_topics
+from chronos.stack.faults import KillTaskManager, PauseTaskManager, RestartKafka
+from chronos.stack.local_stack import status
+from chronos.stack.processes import is_alive
+from chronos.stack.state import StackState, load_state
+from tests.conftest import BackgroundLoad, DemoJob, wait_until
+
+
+def _proc_state(pid: int) -> str:
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+
+
+def test_killed_taskmanager_is_replaced_and_the_job_recovers(demo_job: DemoJob, flink: FlinkRestClient) -> None:
+    stack_dir = demo_job.stack.stack_dir_path
+    job_id = demo_job.submit(interval_ms=2000)
+    load = BackgroundLoad(demo_job.stack.bootstrap, demo_job.settings.input_topic, rate=1000, duration_s=90)
+    try:
+        wait_until(lambda: flink.checkpoints(job_id).counts.completed >= 2, 30, what="checkpoints before the fault")
+        before = load_state(stack_dir)
+        assert before is not None
+        record = KillTaskManager(stack_dir).inject()
+        victim = int(record.target.split()[1])
+        assert record.kind == "kill-taskmanager" and record.injected_wall_ms <= int(time.time() * 1000)
+        wait_until(lambda: not is_alive(victim), 10, what="the TaskManager to die")
+        after = load_state(stack_dir)
+        assert after is not None and victim not in after.taskmanager_pids
+        assert len(after.taskmanager_pids) == len(before.taskmanager_pids)
+        assert all(is_alive(pid) for pid in after.taskmanager_pids)
+        wait_until(lambda: flink.job(job_id).state != "RUNNING" or flink.job(job_id).all_running is False, 30,
+                   interval_s=0.2, what="Flink to notice the loss")
+        wait_until(lambda: flink.job(job_id).all_running, 120, what="the job to run again")
+        assert flink.checkpoints(job_id).latest.restored is not None, "the job restored from a checkpoint"
+        wait_until(lambda: status(stack_dir).health == "healthy", 60, what="the stack to be healthy again")
+    finally:
+        load.halt()
+
+
+def test_paused_taskmanager_is_stopped_then_resumed(stack: StackState) -> None:
+    seen: list[str] = []
+    state = load_state(stack.stack_dir_path)
+    assert state is not None
+    victim = next(pid for pid in state.taskmanager_pids if is_alive(pid))
+
+    def sleep(seconds: float) -> None:
+        # SIGSTOP is delivered asynchronously: give the kernel a moment before reading the state.
+        seen.append(wait_until(lambda: _proc_state(victim) == "T" and "T", 2, interval_s=0.01, what="the stop"))
+        time.sleep(seconds)
+
+    record = PauseTaskManager(stack.stack_dir_path, seconds=1.0, sleep=sleep).inject()
+    assert seen == ["T"], "stopped during the pause"
+    assert _proc_state(victim) in {"S", "R"}, "running again afterwards"
+    assert record.detail == "paused 1 s"
+
+
+def test_kafka_restart_keeps_port_and_topics(stack: StackState) -> None:
+    topic = f"survives-{uuid.uuid4().hex[:8]}"
+    ensure_topics(stack.bootstrap, [topic])
+    old = load_state(stack.stack_dir_path)
+    assert old is not None
+    record = RestartKafka(stack.stack_dir_path).inject()
+    new = load_state(stack.stack_dir_path)
+    assert new is not None and new.kafka_pid != old.kafka_pid and not is_alive(old.kafka_pid)
+    assert record.kind == "restart-kafka"
+    assert ensure_topics(stack.bootstrap, [topic]) == [], "the topic is still there"
+    assert status(stack.stack_dir_path).health == "healthy"

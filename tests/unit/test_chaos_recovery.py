@@ -1,0 +1,81 @@
+"""Steady-state bands learned from data, and the recovery phases read off a synthetic series."""
+
+import random
+
+import pytest
+
+from chronos.chaos.recovery import analyse_recovery
+from chronos.chaos.steady_state import learn_steady_state
+from chronos.model import SignalSample
+
+
+def steady(at_ms: int, rng: random.Random) -> SignalSample:
+    return SignalSample(at_ms, True, throughput=5000 + rng.gauss(0, 100), lag=300 + rng.gauss(0, 50),
+                        p99_ms=4000 + rng.gauss(0, 200))
+
+
+def pre_fault(rng: random.Random) -> list[SignalSample]:
+    return [steady(t, rng) for t in range(0, 60_000, 1000)]
+
+
+def test_band_is_learned_from_the_data() -> None:
+    rng = random.Random(1)
+    band = learn_steady_state(pre_fault(rng))
+    assert band.throughput is not None and band.throughput.low is not None and band.throughput.high is not None
+    assert 4000 < band.throughput.low < 5000 < band.throughput.high < 6000
+    assert band.lag is not None and band.lag.low is None, "low lag is never a problem"
+    noisy = learn_steady_state([SignalSample(t, True, throughput=5000 + (t % 7) * 300) for t in range(60)])
+    assert noisy.throughput is not None and noisy.throughput.high is not None
+    assert noisy.throughput.high > band.throughput.high, "a noisier window learns a wider band"
+
+
+def test_a_flat_window_still_tolerates_a_little_wobble() -> None:
+    band = learn_steady_state([SignalSample(t, True, throughput=1000.0) for t in range(10)])
+    assert band.throughput is not None and band.throughput.contains(1050)
+
+
+def test_too_few_samples_to_learn_from() -> None:
+    with pytest.raises(ValueError, match="pre-fault samples"):
+        learn_steady_state([SignalSample(0, True, throughput=1.0)])
+
+
+def _fault_series(rng: random.Random, back_at_ms: int) -> list[SignalSample]:
+    """Fault at 60 s; down until 63 s; RUNNING from 70 s; catch-up with high lag until `back_at_ms`."""
+    series = []
+    for t in range(60_000, 200_000, 1000):
+        if t < 63_000:
+            series.append(SignalSample(t, True, throughput=5000, lag=400, p99_ms=4000))
+        elif t < 70_000:
+            series.append(SignalSample(t, False))
+        elif t < back_at_ms:
+            series.append(SignalSample(t, True, throughput=20_000, lag=80_000 - (t - 70_000), p99_ms=30_000))
+        else:
+            series.append(steady(t, rng))
+    return series
+
+
+def test_phases_come_in_order_and_recovery_needs_the_hold() -> None:
+    rng = random.Random(2)
+    band = learn_steady_state(pre_fault(rng))
+    phases = analyse_recovery(60_000, _fault_series(rng, back_at_ms=95_000), band, hold_ms=15_000)
+    assert phases.detected_ms == 63_000 and phases.running_ms == 70_000
+    assert phases.recovered_ms == 95_000
+    assert phases.recovery_s == 35.0
+    assert phases.peak_lag == 80_000
+    assert phases.fault_ms < phases.detected_ms < phases.running_ms <= phases.recovered_ms
+
+
+def test_a_relapse_restarts_the_hold() -> None:
+    rng = random.Random(3)
+    band = learn_steady_state(pre_fault(rng))
+    series = _fault_series(rng, back_at_ms=95_000)
+    series = [SignalSample(s.at_ms, True, 5000, 90_000, 4000) if s.at_ms == 105_000 else s for s in series]
+    assert analyse_recovery(60_000, series, band, hold_ms=15_000).recovered_ms == 106_000
+
+
+def test_never_back_in_steady_state_is_not_a_number() -> None:
+    rng = random.Random(4)
+    band = learn_steady_state(pre_fault(rng))
+    phases = analyse_recovery(60_000, _fault_series(rng, back_at_ms=10**9), band, timeout_ms=120_000)
+    assert phases.running_ms == 70_000
+    assert not phases.recovered and phases.recovery_s is None
