@@ -111,3 +111,21 @@ class FaultRecord:
     injected_wall_ms: int
     injected_mono_s: float
     detail: str = ""
+
+
+@dataclass(frozen=True)
+class RecoveryMeasurement:
+    """One fault and what it cost. `recovery_s` is None when the job did not get back to its steady
+    state before the timeout: such a fault is reported as not recovered, never as a number."""
+
+    fault: FaultRecord
+    interval_ms: int
+    strategy: str
+    detected_ms: int | None
+    running_ms: int | None
+    recovered_ms: int | None
+    recovery_s: float | None
+    peak_lag: float | None
+    records_reprocessed: int | None
+    checkpoint_age_at_fault_ms: int | None
+    restored_checkpoint_id: int | None

@@ -6,6 +6,7 @@ import json
 import signal
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Annotated, Any
@@ -29,6 +30,8 @@ app.add_typer(stack_app, name="stack")
 app.add_typer(load_app, name="load")
 app.add_typer(observe_app, name="observe")
 app.add_typer(job_app, name="job")
+chaos_app = typer.Typer(help="Break a job on purpose and measure its recovery.", no_args_is_help=True)
+app.add_typer(chaos_app, name="chaos")
 
 out = Console(soft_wrap=True)  # paths and ids must never be wrapped mid-token
 err = Console(stderr=True, soft_wrap=True)
@@ -461,6 +464,102 @@ def job_retune(
     how = "resumed from its savepoint" if resume else (
         f"savepoint {result.savepoint_s:.2f} s, submitted {result.submitted_s:.2f} s,")
     out.print(f"job {job_id} -> {result.new_job_id}: {how} all tasks RUNNING {result.running_s:.2f} s")
+
+
+# -- chaos ---------------------------------------------------------------------------------------
+def _strategy(when: str, before: float, after: float, offset: float, mtbf: float, seed: int) -> Any:
+    from chronos.chaos.timing import BestCase, FiringStrategy, FixedOffset, PoissonArrivals, WorstCase
+
+    strategies: dict[str, Callable[[], FiringStrategy]] = {
+        "worst-case": lambda: WorstCase(before), "best-case": lambda: BestCase(after),
+        "now": lambda: FixedOffset(offset), "random": lambda: PoissonArrivals(mtbf, seed),
+    }
+    if when not in strategies:
+        raise InvalidInput(f"unknown --when {when!r}: choose {', '.join(strategies)}")
+    return strategies[when]()
+
+
+@chaos_app.command("kill-taskmanager")
+def chaos_kill_taskmanager(
+    job: Annotated[str | None, typer.Option("--job", help="Job id [default: the one running job chronos submitted].")] = None,
+    when: Annotated[str, typer.Option(help="worst-case | best-case | now | random")] = "worst-case",
+    before: Annotated[float, typer.Option(help="worst-case: seconds before the next checkpoint.")] = 3.0,
+    after: Annotated[float, typer.Option(help="best-case: seconds after a checkpoint completes.")] = 0.5,
+    offset: Annotated[float, typer.Option(help="now: seconds to wait after the warm-up.")] = 0.0,
+    mtbf: Annotated[float, typer.Option(help="random: mean time between failures, seconds.")] = 60.0,
+    seed: Annotated[int, typer.Option(help="random: seed.")] = 0,
+    warmup: Annotated[float, typer.Option(help="Seconds of steady state to learn from before the fault.")] = 30.0,
+    hold: Annotated[float, typer.Option(help="Seconds the steady state must hold to count as recovered.")] = 15.0,
+    timeout: Annotated[float, typer.Option(help="Give up (not recovered) after this many seconds.")] = 300.0,
+    replace_tm: Annotated[bool, typer.Option("--replace/--no-replace", help="Start a new TaskManager.")] = True,
+    samples: Annotated[Path | None, typer.Option(help="Write every signal sample to this JSON-lines file.")] = None,
+    stack_dir: StackDir = None,
+    as_json: AsJson = False,
+) -> None:
+    """Kill a TaskManager at a chosen moment and measure the job's recovery."""
+    from chronos.chaos.measure import measure_recovery
+    from chronos.cli import wiring
+    from chronos.jobs.vehicle_stats_job import parse_args
+    from chronos.model import SignalSample
+    from chronos.signals.live import LiveSignals
+    from chronos.stack.faults import KillTaskManager
+
+    strategy = _strategy(when, before, after, offset, mtbf, seed)
+    if warmup <= 0 or hold < 0 or timeout <= 0:
+        raise InvalidInput("--warmup and --timeout must be positive, --hold not negative")
+    sd = _stack_dir(stack_dir)
+    state = wiring.require_stack(sd)
+    store = wiring.job_records(sd)
+    with wiring.flink_client(sd, None) as client:
+        if job is None:
+            running = {j.jid for j in client.jobs() if j.state == "RUNNING"}
+            mine = [r for r in store.all() if r.job_id in running]
+            if len(mine) != 1:
+                raise InvalidInput(f"{len(mine)} running jobs were submitted by chronos here; name one with --job")
+            job = mine[0].job_id
+        record = store.get(job)
+        if record is None:
+            raise InvalidInput(f"job {job} was not submitted by chronos here: its topics are unknown")
+        client.job(job)
+        args = parse_args(list(record.spec.args))
+        urls = [f"http://127.0.0.1:{p}/metrics" for p in range(state.prometheus_port_base, state.prometheus_port_base + 4)]
+        signals = LiveSignals(client, job, args.job_name, args.bootstrap, args.input_topic, args.output_topic, urls)
+        journal = open(samples, "w") if samples else None  # noqa: SIM115 - closed in finally
+        try:
+            with err.status("learning the steady state") as spinner:
+                def show(sample: SignalSample) -> None:
+                    if journal is not None:
+                        journal.write(json.dumps(asdict(sample)) + "\n")
+                    spinner.update(f"{'running' if sample.running else 'DOWN'}  lag {sample.lag}  "
+                                   f"throughput {sample.throughput and round(sample.throughput)}  latency {sample.p99_ms}")
+
+                m = measure_recovery(signals, KillTaskManager(sd, replace=replace_tm), strategy, warmup_s=warmup,
+                                     hold_s=hold, timeout_s=timeout, on_sample=show)
+        finally:
+            signals.close()
+            if journal is not None:
+                journal.close()
+    if as_json:
+        _print_json(asdict(m))
+        return
+
+    def since(ms: int | None) -> str:
+        return "-" if ms is None else f"+{(ms - m.fault.injected_wall_ms) / 1000:.1f} s"
+
+    table = Table(title=f"{m.fault.detail} ({m.strategy}, interval {format_interval(m.interval_ms)})",
+                  show_header=False, title_justify="left")
+    table.add_row("fault", time.strftime("%H:%M:%S", time.localtime(m.fault.injected_wall_ms / 1000)))
+    table.add_row("detected (job left RUNNING)", since(m.detected_ms))
+    table.add_row("all tasks RUNNING", since(m.running_ms))
+    table.add_row("recovered (steady state held)", since(m.recovered_ms) if m.recovered_ms else f"NOT within {timeout:g} s")
+    table.add_row("records replayed", "-" if m.records_reprocessed is None else f"{m.records_reprocessed:,}")
+    table.add_row("peak lag", "-" if m.peak_lag is None else f"{m.peak_lag:,.0f}")
+    age = m.checkpoint_age_at_fault_ms
+    table.add_row("checkpoint age at fault", "-" if age is None else f"{age} ms")
+    table.add_row("restored checkpoint", str(m.restored_checkpoint_id) if m.restored_checkpoint_id is not None else "-")
+    out.print(table)
+    if m.recovery_s is None:
+        raise typer.Exit(2)
 
 
 # -- status --------------------------------------------------------------------------------------

@@ -49,3 +49,40 @@ def source_records_out(samples: Iterable[PromSample], job_name: str) -> float:
         if s.name == "flink_taskmanager_job_task_operator_numRecordsOut"
         and s.label("job_name") == job and s.label("operator_name").startswith("Source")
     )
+
+
+@dataclass(frozen=True)
+class SourceOffsets:
+    """The job's Kafka source position summed over partitions. `committed` (the offsets of the last
+    completed checkpoint) is None until a checkpoint completes after a (re)start."""
+
+    current: int
+    committed: int | None
+
+    @property
+    def replay(self) -> int | None:
+        """What a failure now would replay: records read since the last completed checkpoint."""
+        return None if self.committed is None else self.current - self.committed
+
+
+def source_offsets(samples: Iterable[PromSample], job_name: str) -> SourceOffsets | None:
+    """The source's offsets, or None while it reports none (e.g. its task is down)."""
+    job = label_value(job_name)
+    current: dict[tuple[str, str], float] = {}
+    committed: dict[tuple[str, str], float] = {}
+    for s in samples:
+        if s.label("job_name") != job:
+            continue
+        key = (s.label("topic"), s.label("partition"))
+        if s.name == "flink_taskmanager_job_task_operator_KafkaSourceReader_topic_partition_currentOffset":
+            current[key] = s.value
+        elif s.name == "flink_taskmanager_job_task_operator_KafkaSourceReader_topic_partition_committedOffset":
+            committed[key] = s.value
+    partitions = [k for k in current if current[k] >= 0]
+    if not partitions:
+        return None
+    all_committed = all(committed.get(k, -1) >= 0 for k in partitions)
+    return SourceOffsets(
+        current=int(sum(current[k] for k in partitions)),
+        committed=int(sum(committed[k] for k in partitions)) if all_committed else None,
+    )

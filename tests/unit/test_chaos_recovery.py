@@ -79,3 +79,20 @@ def test_never_back_in_steady_state_is_not_a_number() -> None:
     phases = analyse_recovery(60_000, _fault_series(rng, back_at_ms=10**9), band, timeout_ms=120_000)
     assert phases.running_ms == 70_000
     assert not phases.recovered and phases.recovery_s is None
+
+
+def test_latency_only_judges_the_instants_that_have_output() -> None:
+    band = learn_steady_state(pre_fault(random.Random(5)))
+    assert band.holds_at(SignalSample(0, True, throughput=5000, lag=300, p99_ms=None))
+    assert not band.holds_at(SignalSample(0, True, throughput=5000, lag=300, p99_ms=60_000))
+    assert not band.holds_at(SignalSample(0, True, throughput=None, lag=300, p99_ms=4000))
+    assert not band.holds_at(SignalSample(0, False, throughput=5000, lag=300, p99_ms=4000))
+
+
+def test_two_commits_of_latency_are_enough_to_judge_it() -> None:
+    rng = random.Random(6)
+    window = [SignalSample(t, True, throughput=5000 + rng.gauss(0, 50), lag=300 + rng.gauss(0, 20),
+                           p99_ms=9600.0 if t in (5_000, 15_000) else None) for t in range(0, 20_000, 500)]
+    band = learn_steady_state(window)
+    assert band.p99_ms is not None
+    assert not band.holds_at(SignalSample(0, True, throughput=5000, lag=300, p99_ms=40_000))

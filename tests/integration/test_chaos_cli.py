@@ -1,0 +1,35 @@
+"""`chronos chaos kill-taskmanager` on the real stack: one fault, measured, as a user runs it."""
+
+from __future__ import annotations
+
+import json
+
+from chronos.flink.rest import FlinkRestClient
+from chronos.stack.state import StackState
+from tests.cli.test_bad_input import assert_one_line_error, chronos
+
+
+def test_kill_taskmanager_reports_a_measured_recovery(stack: StackState, flink: FlinkRestClient) -> None:
+    sd = ["--stack-dir", stack.stack_dir]
+    submitted = chronos("job", "submit", "demo", "--interval", "3s", "--parallelism", "1", "--json", *sd)
+    assert submitted.returncode == 0, submitted.stderr
+    job_id = json.loads(submitted.stdout)["job_id"]
+    try:
+        assert chronos("load", "run", "--rate", "1000", "--background", *sd).returncode == 0
+        done = chronos("chaos", "kill-taskmanager", "--job", job_id, "--when", "worst-case", "--before", "1",
+                       "--warmup", "15", "--hold", "10", "--timeout", "150", "--json", *sd, timeout=300)
+        assert done.returncode == 0, done.stderr
+        m = json.loads(done.stdout)
+        assert m["fault"]["kind"] == "kill-taskmanager" and m["strategy"] == "WorstCase"
+        assert m["fault"]["injected_wall_ms"] < m["detected_ms"] < m["running_ms"] <= m["recovered_ms"]
+        assert m["recovery_s"] > 0 and m["records_reprocessed"] > 0 and m["interval_ms"] == 3000
+    finally:
+        chronos("load", "stop", *sd)
+        if flink.job(job_id).state == "RUNNING":
+            flink.cancel(job_id)
+
+
+def test_bad_chaos_input_gets_one_line(stack: StackState) -> None:
+    sd = ["--stack-dir", stack.stack_dir]
+    assert_one_line_error(chronos("chaos", "kill-taskmanager", "--when", "sometime", *sd), "unknown --when")
+    assert_one_line_error(chronos("chaos", "kill-taskmanager", "--job", "f" * 32, *sd), "not submitted by chronos")

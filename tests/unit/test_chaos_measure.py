@@ -1,0 +1,77 @@
+"""The measurement orchestration on a driven clock, a fake job and a fake fault."""
+
+from chronos.chaos.measure import measure_recovery
+from chronos.chaos.timing import BestCase, WorstCase
+from chronos.model import CheckpointEvent, CheckpointHistory, FaultRecord, SignalSample
+
+
+class World:
+    """A job checkpointing every 10 s from t=0, consuming 1000 records/s; a fault takes it down for
+    4 s, then it catches up for 10 s."""
+
+    def __init__(self) -> None:
+        self.now_ms = 100_000
+        self.fault_ms: int | None = None
+        self.rolled_back = 0
+
+    def wall_ms(self) -> int:
+        self.now_ms += 1  # busy waits must make progress
+        return self.now_ms
+
+    def sleep(self, seconds: float) -> None:
+        self.now_ms += int(seconds * 1000)
+
+    # SignalSource
+    def sample(self) -> SignalSample:
+        t = self.now_ms
+        if self.fault_ms is None or t < self.fault_ms:
+            return SignalSample(t, True, 1000.0 + (t % 3), 200.0 + (t % 5), 3000.0)
+        since = t - self.fault_ms
+        if 1000 <= since < 5000:
+            return SignalSample(t, False)
+        if since < 15_000:
+            return SignalSample(t, True, 4000.0, 20_000.0, 20_000.0)
+        return SignalSample(t, True, 1000.0, 200.0, 3000.0)
+
+    def checkpoint_history(self) -> CheckpointHistory:
+        triggers = range(0, self.now_ms - 500, 10_000)
+        return CheckpointHistory(10_000, tuple(CheckpointEvent(i, t, t + 300, 300) for i, t in enumerate(triggers)))
+
+    def replay_now(self) -> int:
+        return self.now_ms - max(range(0, self.now_ms - 300, 10_000))  # one record per ms since the last checkpoint
+
+    def restored_checkpoint_id(self) -> int:
+        return 7
+
+    # FaultInjector
+    def inject(self) -> FaultRecord:
+        self.fault_ms = self.now_ms
+        return FaultRecord("fake", "job", self.now_ms, 0.0)
+
+    def rollback(self) -> None:
+        self.rolled_back += 1
+
+
+def _measure(strategy):  # type: ignore[no-untyped-def]
+    world = World()
+    m = measure_recovery(world, world, strategy, warmup_s=20, sample_every_s=0.5, hold_s=15, timeout_s=120,
+                         wall_ms=world.wall_ms, sleep=world.sleep)
+    return m, world
+
+
+def test_worst_case_measurement_has_ordered_phases_and_replays_most_of_an_interval() -> None:
+    m, world = _measure(WorstCase(before_s=3))
+    assert world.rolled_back == 1
+    assert abs(m.fault.injected_wall_ms % 10_000 - 7_000) <= 50, "3 s before a checkpoint due every 10 s"
+    assert m.fault.injected_wall_ms < m.detected_ms < m.running_ms <= m.recovered_ms  # type: ignore[operator]
+    assert m.recovery_s is not None and 15 <= m.recovery_s <= 16
+    assert m.records_reprocessed is not None and 6_900 <= m.records_reprocessed <= 7_100
+    assert m.checkpoint_age_at_fault_ms is not None and 6_900 <= m.checkpoint_age_at_fault_ms <= 7_100
+    assert m.peak_lag == 20_000 and m.restored_checkpoint_id == 7
+
+
+def test_best_case_replays_less_than_worst_case() -> None:
+    worst, _ = _measure(WorstCase(before_s=3))
+    best, _ = _measure(BestCase(after_s=0.5))
+    assert best.records_reprocessed is not None and worst.records_reprocessed is not None
+    assert best.records_reprocessed < 1_000 < 6_000 < worst.records_reprocessed
