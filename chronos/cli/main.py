@@ -499,31 +499,17 @@ def chaos_kill_taskmanager(
     """Kill a TaskManager at a chosen moment and measure the job's recovery."""
     from chronos.chaos.measure import measure_recovery
     from chronos.cli import wiring
-    from chronos.jobs.vehicle_stats_job import parse_args
     from chronos.model import SignalSample
-    from chronos.signals.live import LiveSignals
     from chronos.stack.faults import KillTaskManager
 
     strategy = _strategy(when, before, after, offset, mtbf, seed)
     if warmup <= 0 or hold < 0 or timeout <= 0:
         raise InvalidInput("--warmup and --timeout must be positive, --hold not negative")
     sd = _stack_dir(stack_dir)
-    state = wiring.require_stack(sd)
-    store = wiring.job_records(sd)
+    wiring.require_stack(sd)
     with wiring.flink_client(sd, None) as client:
-        if job is None:
-            running = {j.jid for j in client.jobs() if j.state == "RUNNING"}
-            mine = [r for r in store.all() if r.job_id in running]
-            if len(mine) != 1:
-                raise InvalidInput(f"{len(mine)} running jobs were submitted by chronos here; name one with --job")
-            job = mine[0].job_id
-        record = store.get(job)
-        if record is None:
-            raise InvalidInput(f"job {job} was not submitted by chronos here: its topics are unknown")
-        client.job(job)
-        args = parse_args(list(record.spec.args))
-        urls = [f"http://127.0.0.1:{p}/metrics" for p in range(state.prometheus_port_base, state.prometheus_port_base + 4)]
-        signals = LiveSignals(client, job, args.job_name, args.bootstrap, args.input_topic, args.output_topic, urls)
+        record = wiring.chronos_job(client, sd, job)
+        signals = wiring.live_signals(client, sd, record)
         journal = open(samples, "w") if samples else None  # noqa: SIM115 - closed in finally
         try:
             with err.status("learning the steady state") as spinner:
@@ -559,6 +545,55 @@ def chaos_kill_taskmanager(
     table.add_row("restored checkpoint", str(m.restored_checkpoint_id) if m.restored_checkpoint_id is not None else "-")
     out.print(table)
     if m.recovery_s is None:
+        raise typer.Exit(2)
+
+
+@chaos_app.command("run")
+def chaos_run(
+    file: Annotated[Path, typer.Argument(help="Experiment file (YAML or JSON).")],
+    job: Annotated[str | None, typer.Option("--job", help="Job id [default: the one running job chronos submitted].")] = None,
+    hold: Annotated[float, typer.Option(help="Seconds the steady state must hold to count as recovered.")] = 15.0,
+    timeout: Annotated[float, typer.Option(help="Per fault: give up (not recovered) after this many seconds.")] = 300.0,
+    journal: Annotated[Path | None, typer.Option(help="Where to write the JSON journal [default: in the stack dir].")] = None,
+    stack_dir: StackDir = None,
+    as_json: AsJson = False,
+) -> None:
+    """Run an experiment: hypothesis before, faults, hypothesis after, rollbacks (always)."""
+    from chronos.chaos.experiment import load_experiment
+    from chronos.chaos.experiment_runner import JournalEvent, run_experiment
+    from chronos.cli import wiring
+
+    experiment = load_experiment(file)
+    sd = _stack_dir(stack_dir)
+    wiring.require_stack(sd)
+    with wiring.flink_client(sd, None) as client:
+        record = wiring.chronos_job(client, sd, job)
+        signals = wiring.live_signals(client, sd, record)
+        try:
+            def show(event: JournalEvent) -> None:
+                clock = time.strftime("%H:%M:%S", time.localtime(event.at_ms / 1000))
+                err.print(f"[dim]{clock}[/] {event.kind:14} {event.detail}", highlight=False)
+
+            result = run_experiment(experiment, signals, wiring.stack_faults(sd), wiring.stack_rollbacks(sd),
+                                    hold_s=hold, timeout_s=timeout, on_event=show)
+        finally:
+            signals.close()
+    path = journal or sd / "chaos" / f"{time.strftime('%Y%m%d-%H%M%S')}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(asdict(result), indent=2, default=str) + "\n")
+    if as_json:
+        _print_json({**asdict(result), "journal_file": str(path)})
+    else:
+        table = Table("phase", "probe", "ok", "observed / detail", title=f"{result.title}: {result.status}", title_justify="left")
+        for phase, outcome in (("before", result.before), ("after", result.after)):
+            for probe in outcome.probes if outcome else ():
+                table.add_row(phase, probe.name, "yes" if probe.ok else "NO", probe.detail)
+        out.print(table)
+        for m in result.measurements:
+            out.print(f"{m.fault.kind} ({m.strategy}): " + (f"recovered in {m.recovery_s:.1f} s" if m.recovery_s is not None
+                      else "NOT recovered") + f", {m.records_reprocessed} records replayed")
+        out.print(f"journal: {path}")
+    if result.status != "completed":
         raise typer.Exit(2)
 
 

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
-from chronos.errors import StackError
+from chronos.chaos.experiment import Action
+from chronos.chaos.faults import FaultInjector
+from chronos.errors import InvalidInput, StackError
 from chronos.flink.distribution import find_distribution
 from chronos.flink.rest import FlinkRestClient
 from chronos.flink.submit import CliSubmitter, JobSubmitter, RestSubmitter
-from chronos.stack.job_records import JobRecordStore
+from chronos.signals.live import LiveSignals
+from chronos.stack.faults import KillTaskManager, PauseTaskManager, RestartKafka, resume_taskmanagers
+from chronos.stack.job_records import JobRecord, JobRecordStore
 from chronos.stack.state import StackState, load_state
 
 
@@ -55,3 +60,47 @@ def job_records(stack_dir: Path) -> JobRecordStore:
 
 def savepoint_dir(stack_dir: Path) -> Path:
     return require_stack(stack_dir).savepoint_dir
+
+
+def chronos_job(client: FlinkRestClient, stack_dir: Path, job_id: str | None) -> JobRecord:
+    """The job to act on: the one named, or the single running job chronos submitted here."""
+    store = job_records(stack_dir)
+    if job_id is None:
+        running = {j.jid for j in client.jobs() if j.state == "RUNNING"}
+        mine = [r for r in store.all() if r.job_id in running]
+        if len(mine) != 1:
+            raise InvalidInput(f"{len(mine)} running jobs were submitted by chronos here; name one with --job")
+        return mine[0]
+    record = store.get(job_id)
+    if record is None:
+        raise InvalidInput(f"job {job_id} was not submitted by chronos here: its topics are unknown")
+    client.job(job_id)
+    return record
+
+
+def live_signals(client: FlinkRestClient, stack_dir: Path, record: JobRecord) -> LiveSignals:
+    from chronos.jobs.vehicle_stats_job import parse_args
+
+    state = require_stack(stack_dir)
+    args = parse_args(list(record.spec.args))
+    urls = [f"http://127.0.0.1:{p}/metrics" for p in range(state.prometheus_port_base, state.prometheus_port_base + 4)]
+    return LiveSignals(client, record.job_id, args.job_name, args.bootstrap, args.input_topic, args.output_topic, urls)
+
+
+def stack_faults(stack_dir: Path) -> dict[str, Callable[[Action], FaultInjector]]:
+    return {
+        "kill-taskmanager": lambda action: KillTaskManager(stack_dir),
+        "pause-taskmanager": lambda action: PauseTaskManager(stack_dir, action.seconds),
+        "restart-kafka": lambda action: RestartKafka(stack_dir),
+    }
+
+
+def stack_rollbacks(stack_dir: Path) -> dict[str, Callable[[], None]]:
+    def resume() -> None:
+        resume_taskmanagers(stack_dir)
+
+    return {
+        "restart-taskmanagers": KillTaskManager(stack_dir).rollback,
+        "resume-taskmanagers": resume,
+        "restart-kafka": RestartKafka(stack_dir).rollback,
+    }

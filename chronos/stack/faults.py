@@ -128,3 +128,12 @@ class RestartKafka:
         state = _state(self._stack_dir)
         if not is_alive(state.kafka_pid):
             self._start(state)
+
+
+def resume_taskmanagers(stack_dir: Path) -> list[int]:
+    """SIGCONT every TaskManager of the stack (a rollback for pauses); returns the PIDs resumed."""
+    state = _state(stack_dir)
+    live = [pid for pid in state.taskmanager_pids if is_alive(pid)]
+    for pid in live:
+        os.kill(pid, signal.SIGCONT)
+    return live

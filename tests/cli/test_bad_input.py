@@ -88,3 +88,10 @@ def test_retune_of_a_job_chronos_did_not_submit(stack: StackState) -> None:
 
 def test_malformed_bootstrap() -> None:
     assert_one_line_error(chronos("load", "run", "--count", "1", "--bootstrap", "localhost"), "invalid Kafka bootstrap")
+
+
+def test_invalid_experiment_file(tmp_path: Path) -> None:
+    bad = tmp_path / "exp.yaml"
+    bad.write_text("title: no method\n")
+    assert_one_line_error(chronos("chaos", "run", str(bad), "--stack-dir", str(tmp_path)), "steady-state-hypothesis")
+    assert_one_line_error(chronos("chaos", "run", str(tmp_path / "none.yaml")), "cannot read experiment")

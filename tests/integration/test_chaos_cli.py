@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from chronos.flink.rest import FlinkRestClient
-from chronos.stack.state import StackState
+from chronos.stack.state import StackState, load_state
 from tests.cli.test_bad_input import assert_one_line_error, chronos
 
 
@@ -33,3 +34,48 @@ def test_bad_chaos_input_gets_one_line(stack: StackState) -> None:
     sd = ["--stack-dir", stack.stack_dir]
     assert_one_line_error(chronos("chaos", "kill-taskmanager", "--when", "sometime", *sd), "unknown --when")
     assert_one_line_error(chronos("chaos", "kill-taskmanager", "--job", "f" * 32, *sd), "not submitted by chronos")
+
+
+FAILING_HYPOTHESIS = """
+title: latency must be impossibly low
+steady-state-hypothesis:
+  title: p99 under 1 ms
+  window-s: 12
+  probes:
+    - {name: p99 under 1 ms, signal: p99_ms, max: 1}
+method:
+  - fault: kill-taskmanager
+    when: {strategy: worst-case, before-s: 1}
+rollbacks: [restart-taskmanagers, resume-taskmanagers]
+"""
+
+
+def test_failing_hypothesis_stops_before_injecting_and_rollbacks_run(stack: StackState, flink: FlinkRestClient,
+                                                                     tmp_path: Path) -> None:
+    sd = ["--stack-dir", stack.stack_dir]
+    submitted = chronos("job", "submit", "demo", "--interval", "2s", "--parallelism", "1", "--json", *sd)
+    assert submitted.returncode == 0, submitted.stderr
+    job_id = json.loads(submitted.stdout)["job_id"]
+    experiment = tmp_path / "exp.yaml"
+    experiment.write_text(FAILING_HYPOTHESIS)
+    journal = tmp_path / "journal.json"
+    before = load_state(stack.stack_dir_path)
+    try:
+        assert chronos("load", "run", "--rate", "500", "--background", *sd).returncode == 0
+        done = chronos("chaos", "run", str(experiment), "--job", job_id, "--journal", str(journal), "--json", *sd,
+                       timeout=200)
+        assert done.returncode == 2, done.stderr
+        result = json.loads(done.stdout)
+        assert result["status"] == "aborted" and result["measurements"] == []
+        assert result["before"]["probes"][0]["ok"] is False
+        kinds = [e["kind"] for e in result["journal"]]
+        assert "inject" not in kinds
+        assert kinds[-4:] == ["abort", "rollback", "rollback", "end"]
+        assert json.loads(journal.read_text())["status"] == "aborted"
+        after = load_state(stack.stack_dir_path)
+        assert before is not None and after is not None and after.taskmanager_pids == before.taskmanager_pids
+        assert flink.job(job_id).state == "RUNNING"
+    finally:
+        chronos("load", "stop", *sd)
+        if flink.job(job_id).state == "RUNNING":
+            flink.cancel(job_id)

@@ -1,0 +1,1 @@
+"""Adapters to Kubernetes (Flink Kubernetes Operator deployments)."""
