@@ -84,7 +84,7 @@ def demo(state: StackState, name: str, parallelism: int = 2) -> tuple[DemoSettin
 
 
 def reporter_urls(state: StackState) -> list[str]:
-    return [f"http://127.0.0.1:{p}/metrics" for p in range(state.prometheus_port_base, state.prometheus_port_base + 4)]
+    return state.prometheus_urls
 
 
 # -- sections ------------------------------------------------------------------------------------

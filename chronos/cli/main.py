@@ -89,7 +89,8 @@ def stack_up(
     out.print(f"[bold green]stack {verb}[/] ({state.stack_dir})")
     out.print(f"  Flink UI/REST  {state.rest_url}")
     out.print(f"  Kafka          {state.bootstrap}")
-    out.print(f"  Prometheus     {', '.join(state.prometheus_urls)}  (reporter binds all interfaces)")
+    base = state.prometheus_port_base
+    out.print(f"  Prometheus     http://127.0.0.1:{base}-{base + 3}/metrics  (the reporter binds all interfaces)")
 
 
 @stack_app.command("fetch")

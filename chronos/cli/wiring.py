@@ -83,7 +83,7 @@ def live_signals(client: FlinkRestClient, stack_dir: Path, record: JobRecord) ->
 
     state = require_stack(stack_dir)
     args = parse_args(list(record.spec.args))
-    urls = [f"http://127.0.0.1:{p}/metrics" for p in range(state.prometheus_port_base, state.prometheus_port_base + 4)]
+    urls = state.prometheus_urls
     return LiveSignals(client, record.job_id, args.job_name, args.bootstrap, args.input_topic, args.output_topic, urls)
 
 

@@ -77,15 +77,18 @@ class CheckpointCounts(_Reply):
     failed: int
 
 
-class CompletedCheckpoint(_Reply):
+class CheckpointHistoryEntry(_Reply):
     id: int
     status: str
     is_savepoint: bool
     trigger_timestamp: int
     latest_ack_timestamp: int
     state_size: int
-    checkpointed_size: int
     end_to_end_duration: int
+
+
+class CompletedCheckpoint(CheckpointHistoryEntry):
+    checkpointed_size: int
     external_path: str | None = None
 
 
@@ -100,16 +103,6 @@ class LatestCheckpoints(_Reply):
     completed: CompletedCheckpoint | None = None
     savepoint: CompletedCheckpoint | None = None
     restored: RestoredCheckpoint | None = None
-
-
-class CheckpointHistoryEntry(_Reply):
-    id: int
-    status: str
-    is_savepoint: bool
-    trigger_timestamp: int
-    latest_ack_timestamp: int
-    state_size: int
-    end_to_end_duration: int
 
 
 class CheckpointStats(_Reply):

@@ -41,8 +41,9 @@ class StackState(BaseModel):
         return f"http://127.0.0.1:{self.flink_rest_port}"
 
     @property
-    def prometheus_urls(self) -> tuple[str, ...]:
-        return tuple(f"http://127.0.0.1:{p}/metrics" for p in range(self.prometheus_port_base, self.prometheus_port_base + 2))
+    def prometheus_urls(self) -> list[str]:
+        """Every port of the reporter range: the JobManager, the TaskManagers and their replacements."""
+        return [f"http://127.0.0.1:{p}/metrics" for p in range(self.prometheus_port_base, self.prometheus_port_base + 4)]
 
     @property
     def savepoint_dir(self) -> Path:

@@ -52,8 +52,7 @@ def test_checkpoints_complete_at_the_configured_interval(demo_job: DemoJob, flin
 def test_prometheus_reporter_counts_the_jobs_source_records(demo_job: DemoJob) -> None:
     """The reporter keeps counting where REST metrics may go stale, so it must be there and live."""
     demo_job.submit(interval_ms=2000)
-    base = demo_job.stack.prometheus_port_base
-    urls = [f"http://127.0.0.1:{p}/metrics" for p in range(base, base + 4)]
+    urls = demo_job.stack.prometheus_urls
     load = BackgroundLoad(demo_job.stack.bootstrap, demo_job.settings.input_topic, rate=500, duration_s=20)
     try:
         def count() -> float:

@@ -13,14 +13,18 @@ from chronos.stack.faults import KillTaskManager
 from tests.conftest import BackgroundLoad, DemoJob, wait_until
 
 
+def _live(demo_job: DemoJob, flink: FlinkRestClient, job_id: str) -> LiveSignals:
+    s = demo_job.settings
+    return LiveSignals(flink, job_id, s.name, demo_job.stack.bootstrap, s.input_topic, s.output_topic,
+                       demo_job.stack.prometheus_urls)
+
+
 def test_worst_case_taskmanager_kill_is_measured_and_loses_nothing(demo_job: DemoJob, flink: FlinkRestClient) -> None:
     stack = demo_job.stack
     job_id = demo_job.submit(interval_ms=5000)
     load = BackgroundLoad(stack.bootstrap, demo_job.settings.input_topic, rate=2000, duration_s=600,
                           vehicles=300, close_windows=True)
-    urls = [f"http://127.0.0.1:{p}/metrics" for p in range(stack.prometheus_port_base, stack.prometheus_port_base + 4)]
-    signals = LiveSignals(flink, job_id, demo_job.settings.name, stack.bootstrap, demo_job.settings.input_topic,
-                          demo_job.settings.output_topic, urls)
+    signals = _live(demo_job, flink, job_id)
     try:
         wait_until(lambda: flink.checkpoints(job_id).counts.completed >= 2, 40, what="checkpoints before the fault")
         m = measure_recovery(signals, KillTaskManager(stack.stack_dir_path), WorstCase(before_s=2.0),
@@ -49,9 +53,7 @@ def test_worst_case_replays_clearly_more_than_best_case(demo_job: DemoJob, flink
     stack = demo_job.stack
     job_id = demo_job.submit(interval_ms=10_000)
     load = BackgroundLoad(stack.bootstrap, demo_job.settings.input_topic, rate=5000, duration_s=900, vehicles=300)
-    urls = [f"http://127.0.0.1:{p}/metrics" for p in range(stack.prometheus_port_base, stack.prometheus_port_base + 4)]
-    signals = LiveSignals(flink, job_id, demo_job.settings.name, stack.bootstrap, demo_job.settings.input_topic,
-                          demo_job.settings.output_topic, urls)
+    signals = _live(demo_job, flink, job_id)
     try:
         wait_until(lambda: flink.checkpoints(job_id).counts.completed >= 2, 40, what="checkpoints before the faults")
         worst = measure_recovery(signals, KillTaskManager(stack.stack_dir_path), WorstCase(before_s=3.0),
