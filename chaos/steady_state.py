@@ -63,8 +63,11 @@ def learn_steady_state(
     throughput, lag, p99 = values("throughput"), values("lag"), values("p99_ms")
     if max(len(throughput), len(lag), len(p99)) < min_samples:
         raise ValueError(f"need at least {min_samples} pre-fault samples of some signal to learn a steady state")
+    # Lag is counted in records, so its floor is half a second of the learned input rate: a quiet
+    # baseline must not make a lag that a fraction of a second of input explains look like an anomaly.
+    lag_floor = 0.5 * statistics.median(throughput) if len(throughput) >= min_samples else 100.0
     return SteadyState(
         throughput=_band(throughput, k, min_share, True, 1.0) if len(throughput) >= min_samples else None,
-        lag=_band(lag, k, min_share, False, 100.0) if len(lag) >= min_samples else None,
+        lag=_band(lag, k, min_share, False, max(100.0, lag_floor)) if len(lag) >= min_samples else None,
         p99_ms=_band(p99, k, min_share, False, 50.0) if len(p99) >= min_latency_samples else None,
     )

@@ -57,15 +57,16 @@ def test_worst_case_replays_clearly_more_than_best_case(demo_job: DemoJob, flink
     try:
         wait_until(lambda: flink.checkpoints(job_id).counts.completed >= 2, 40, what="checkpoints before the faults")
         worst = measure_recovery(signals, KillTaskManager(stack.stack_dir_path), WorstCase(before_s=3.0),
-                                 warmup_s=20, hold_s=15, timeout_s=180)
+                                 warmup_s=30, hold_s=15, timeout_s=180)
         best = measure_recovery(signals, KillTaskManager(stack.stack_dir_path), BestCase(after_s=1.0),
-                                warmup_s=20, hold_s=15, timeout_s=180)
+                                warmup_s=30, hold_s=15, timeout_s=180)
     finally:
         signals.close()
         load.halt()
     print("WORST", worst)
     print("BEST", best)
-    assert worst.recovery_s is not None and best.recovery_s is not None
+    # Replay is read just before each fault, so it does not depend on how the recovery went; that a
+    # measured fault recovers is the first test's business.
     assert worst.records_reprocessed is not None and best.records_reprocessed is not None
     assert worst.records_reprocessed > 20_000, "about 7 s of 5k events/s"
     assert worst.records_reprocessed > 3 * best.records_reprocessed

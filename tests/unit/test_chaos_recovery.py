@@ -96,3 +96,9 @@ def test_two_commits_of_latency_are_enough_to_judge_it() -> None:
     band = learn_steady_state(window)
     assert band.p99_ms is not None
     assert not band.holds_at(SignalSample(0, True, throughput=5000, lag=300, p99_ms=40_000))
+
+
+def test_a_quiet_lag_baseline_still_tolerates_half_a_second_of_input() -> None:
+    window = [SignalSample(t, True, throughput=5000.0, lag=1000.0) for t in range(0, 20_000, 500)]
+    band = learn_steady_state(window)
+    assert band.lag is not None and band.lag.contains(3400) and not band.lag.contains(3600)
