@@ -92,3 +92,16 @@ def test_rocksdb_with_incremental_checkpoints(stack: StackState, flink: FlinkRes
         wait_until(lambda: flink.checkpoints(job_id).counts.completed >= 2, 60, what="RocksDB checkpoints")
     finally:
         flink.cancel(job_id)
+
+
+def test_submission_through_flink_run(stack: StackState, flink: FlinkRestClient) -> None:
+    """The CLI path (a `flink run` JVM per submission), kept as the reference the REST path is measured against."""
+    done = chronos("job", "submit", "demo", "--path", "cli", "--interval", "3s", "--parallelism", "1", "--json",
+                   "--stack-dir", stack.stack_dir)
+    assert done.returncode == 0, done.stderr
+    job_id = json.loads(done.stdout)["job_id"]
+    try:
+        assert flink.job(job_id).all_running
+        assert flink.checkpoint_config(job_id).interval == 3000
+    finally:
+        flink.cancel(job_id)

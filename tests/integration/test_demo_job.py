@@ -29,6 +29,10 @@ def test_records_flow_end_to_end_under_load(demo_job: DemoJob, flink: FlinkRestC
         assert snapshot.p99_ms is not None and 0 < snapshot.p99_ms < 60_000
         rate = wait_until(lambda: flink.source_throughput(job_id), 30, what="a source throughput metric")
         assert rate > 0
+        loads = flink.vertex_load(job_id)
+        assert len(loads) == len(flink.job(job_id).vertices)
+        assert any(load.max_busy_ms_per_s is not None for load in loads), "non-source vertices report busy time"
+        assert len(flink.taskmanagers()) >= 1
     finally:
         load.halt()
 

@@ -39,6 +39,7 @@ def test_killed_taskmanager_is_replaced_and_the_job_recovers(demo_job: DemoJob, 
                    interval_s=0.2, what="Flink to notice the loss")
         wait_until(lambda: flink.job(job_id).all_running, 120, what="the job to run again")
         assert flink.checkpoints(job_id).latest.restored is not None, "the job restored from a checkpoint"
+        assert flink.exceptions(job_id).exception_history.entries, "the loss is in the exception history"
         wait_until(lambda: status(stack_dir).health == "healthy", 60, what="the stack to be healthy again")
     finally:
         load.halt()
