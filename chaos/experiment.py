@@ -75,9 +75,19 @@ class Action(_Model):
     pause_after_s: float = Field(default=0.0, alias="pause-after-s", ge=0)
 
 
+class Load(_Model):
+    """Events the experiment produces itself, from before the first hypothesis check to after the
+    last, on keys of its own; afterwards their committed output is checked for exactly-once."""
+
+    rate: float = Field(gt=0, description="events per second")
+    vehicles: int = Field(default=200, ge=1, description="distinct keys")
+    verify_timeout_s: float = Field(default=180.0, alias="verify-timeout-s", gt=0)
+
+
 class Experiment(_Model):
     title: str
     description: str = ""
+    load: Load | None = None
     steady_state_hypothesis: Hypothesis = Field(alias="steady-state-hypothesis")
     method: tuple[Action, ...] = Field(min_length=1)
     rollbacks: tuple[Literal["restart-taskmanagers", "resume-taskmanagers", "restart-kafka"], ...] = ()

@@ -1,16 +1,27 @@
-"""Running an experiment: hypothesis before, method, hypothesis after, rollbacks always; every step
-journaled. Faults and rollbacks are handed in by name, so the runner knows no process or cluster."""
+"""Running an experiment: its own load (if any), hypothesis before, method, hypothesis after,
+rollbacks always, then the exactly-once check of that load; every step journaled. Faults, rollbacks
+and the load are handed in, so the runner knows no process, cluster or topic."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from chronos.chaos.experiment import Action, Experiment, HypothesisResult, check_hypothesis
 from chronos.chaos.faults import FaultInjector
 from chronos.chaos.measure import SignalSource, measure_recovery
-from chronos.model import RecoveryMeasurement, SignalSample
+from chronos.model import DeliveryCheck, RecoveryMeasurement, SignalSample
+
+
+class BoundedLoad(Protocol):
+    """The experiment's own events: started before the hypothesis is first checked, finished (and
+    checked for exactly-once) after the rollbacks, closed whatever happened."""
+
+    def start(self) -> None: ...
+    def finish(self, timeout_s: float) -> DeliveryCheck: ...
+    def close(self) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -23,11 +34,14 @@ class JournalEvent:
 @dataclass(frozen=True)
 class ExperimentResult:
     title: str
-    status: str  # "completed" | "deviated" (hypothesis failed after) | "aborted" (failed before)
+    # "completed" | "deviated" (hypothesis failed after, or exactly-once did not hold) | "aborted"
+    # (hypothesis failed before: nothing injected)
+    status: str
     before: HypothesisResult
     after: HypothesisResult | None
     measurements: tuple[RecoveryMeasurement, ...]
     journal: tuple[JournalEvent, ...] = field(default=())
+    delivery: DeliveryCheck | None = None  # None: the experiment had no bounded load of its own
 
 
 def run_experiment(
@@ -35,6 +49,7 @@ def run_experiment(
     signals: SignalSource,
     faults: Mapping[str, Callable[[Action], FaultInjector]],
     rollbacks: Mapping[str, Callable[[], None]],
+    load: BoundedLoad | None = None,
     *,
     sample_every_s: float = 0.5,
     hold_s: float = 15.0,
@@ -58,7 +73,11 @@ def run_experiment(
 
     measurements: list[RecoveryMeasurement] = []
     after: HypothesisResult | None = None
+    delivery: DeliveryCheck | None = None
     note("start", experiment.title)
+    if load is not None and experiment.load is not None:
+        load.start()
+        note("load", f"{experiment.load.rate:g} events/s on {experiment.load.vehicles} keys of its own")
     try:
         before = check_hypothesis(experiment.steady_state_hypothesis, window())
         for probe in before.probes:
@@ -81,6 +100,10 @@ def run_experiment(
             for probe in after.probes:
                 note("probe-after", f"{probe.name}: {probe.detail}")
             status = "completed" if after.ok else "deviated"
+    except BaseException:
+        if load is not None:
+            load.close()
+        raise
     finally:
         for name in experiment.rollbacks:
             try:
@@ -88,5 +111,15 @@ def run_experiment(
                 note("rollback", name)
             except Exception as exc:  # noqa: BLE001 - every rollback runs, whatever another one did
                 note("rollback-failed", f"{name}: {exc}")
+    if load is not None and experiment.load is not None:
+        note("verify", "waiting for the committed output of the experiment's events")
+        try:
+            delivery = load.finish(experiment.load.verify_timeout_s)
+        finally:
+            load.close()
+    if delivery is not None:
+        note("exactly-once", delivery.summary())
+        if not delivery.ok and status == "completed":
+            status = "deviated"
     note("end", status)
-    return ExperimentResult(experiment.title, status, before, after, tuple(measurements), tuple(journal))
+    return ExperimentResult(experiment.title, status, before, after, tuple(measurements), tuple(journal), delivery)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from chronos.errors import InvalidInput
@@ -129,3 +130,45 @@ class RecoveryMeasurement:
     records_reprocessed: int | None
     checkpoint_age_at_fault_ms: int | None
     restored_checkpoint_id: int | None
+
+
+@dataclass(frozen=True)
+class DeliveryCheck:
+    """Exactly-once over a bounded input: per key, the events the job read against the events its
+    committed output accounts for. `lost` and `duplicated` count events, summed over keys."""
+
+    keys: int
+    input_events: int
+    output_events: int
+    lost: int
+    duplicated: int
+    keys_short: int
+    keys_over: int
+    examples: tuple[tuple[str, int, int], ...] = ()  # (key, input, output) of a few keys that differ
+
+    @property
+    def ok(self) -> bool:
+        return self.lost == 0 and self.duplicated == 0
+
+    @staticmethod
+    def compare(expected: Mapping[str, int], observed: Mapping[str, int], examples: int = 5) -> DeliveryCheck:
+        keys = sorted(set(expected) | set(observed))
+        differ = [(k, expected.get(k, 0), observed.get(k, 0)) for k in keys if expected.get(k, 0) != observed.get(k, 0)]
+        return DeliveryCheck(
+            keys=len(keys),
+            input_events=sum(expected.values()),
+            output_events=sum(observed.values()),
+            lost=sum(i - o for _, i, o in differ if o < i),
+            duplicated=sum(o - i for _, i, o in differ if o > i),
+            keys_short=sum(1 for _, i, o in differ if o < i),
+            keys_over=sum(1 for _, i, o in differ if o > i),
+            examples=tuple(differ[:examples]),
+        )
+
+    def summary(self) -> str:
+        if self.ok:
+            return (f"exactly-once held: {self.input_events:,} input events over {self.keys:,} keys, "
+                    "committed output equals the input per key")
+        return (f"exactly-once VIOLATED: {self.lost:,} events lost over {self.keys_short:,} keys, "
+                f"{self.duplicated:,} duplicated over {self.keys_over:,} keys "
+                f"(input {self.input_events:,}, output {self.output_events:,})")

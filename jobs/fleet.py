@@ -20,6 +20,7 @@ class VehicleFleet:
     seed: int = 0
     run_id: str = "run"  # letters, digits and dashes only: it is written into JSON unescaped
     first_vehicle: int = 0  # lets parallel generators own disjoint vehicle ranges
+    prefix: str = "v"  # [a-z0-9-]: a run whose keys must not mix with other load gets its own
     _rng: random.Random = field(init=False, repr=False)
     _speed: list[float] = field(init=False, repr=False)
     _pos: list[tuple[float, float]] = field(init=False, repr=False)
@@ -33,7 +34,7 @@ class VehicleFleet:
         self._pos = [(self._rng.uniform(52.3, 52.7), self._rng.uniform(13.1, 13.7)) for _ in range(self.vehicles)]
 
     def vehicle_id(self, index: int) -> str:
-        return f"v-{self.first_vehicle + index:06d}"
+        return f"{self.prefix}-{self.first_vehicle + index:06d}"
 
     def region_of(self, index: int) -> str:
         return f"r-{(self.first_vehicle + index) % self.regions:02d}"

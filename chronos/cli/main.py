@@ -6,6 +6,7 @@ import json
 import signal
 import sys
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -575,7 +576,9 @@ def chaos_run(
                 clock = time.strftime("%H:%M:%S", time.localtime(event.at_ms / 1000))
                 err.print(f"[dim]{clock}[/] {event.kind:14} {event.detail}", highlight=False)
 
-            result = run_experiment(experiment, signals, wiring.stack_faults(sd), wiring.stack_rollbacks(sd),
+            run_id = uuid.uuid4().hex[:8]  # the experiment's keys: its output is told apart from other load's
+            load = wiring.experiment_input(record, experiment.load, run_id) if experiment.load else None
+            result = run_experiment(experiment, signals, wiring.stack_faults(sd), wiring.stack_rollbacks(sd), load,
                                     hold_s=hold, timeout_s=timeout, on_event=show)
         finally:
             signals.close()
@@ -583,7 +586,8 @@ def chaos_run(
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(asdict(result), indent=2, default=str) + "\n")
     if as_json:
-        _print_json({**asdict(result), "journal_file": str(path)})
+        _print_json({**asdict(result), "exactly_once": result.delivery.ok if result.delivery else None,
+                     "journal_file": str(path)})
     else:
         table = Table("phase", "probe", "ok", "observed / detail", title=f"{result.title}: {result.status}", title_justify="left")
         for phase, outcome in (("before", result.before), ("after", result.after)):
@@ -593,6 +597,8 @@ def chaos_run(
         for m in result.measurements:
             out.print(f"{m.fault.kind} ({m.strategy}): " + (f"recovered in {m.recovery_s:.1f} s" if m.recovery_s is not None
                       else "NOT recovered") + f", {m.records_reprocessed} records replayed")
+        out.print(result.delivery.summary() if result.delivery else
+                  "exactly-once: not checked (give the experiment a `load` section to check it)")
         out.print(f"journal: {path}")
     if result.status != "completed":
         raise typer.Exit(2)

@@ -6,12 +6,13 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from chronos.chaos.experiment import Action
+from chronos.chaos.experiment import Action, Load
 from chronos.chaos.faults import FaultInjector
 from chronos.errors import InvalidInput, StackError
 from chronos.flink.distribution import find_distribution
 from chronos.flink.rest import FlinkRestClient
 from chronos.flink.submit import CliSubmitter, JobSubmitter, RestSubmitter
+from chronos.jobs.bounded_input import ExperimentInput
 from chronos.signals.live import LiveSignals
 from chronos.stack.faults import KillTaskManager, PauseTaskManager, RestartKafka, resume_taskmanagers
 from chronos.stack.job_records import JobRecord, JobRecordStore
@@ -85,6 +86,13 @@ def live_signals(client: FlinkRestClient, stack_dir: Path, record: JobRecord) ->
     args = parse_args(list(record.spec.args))
     urls = state.prometheus_urls
     return LiveSignals(client, record.job_id, args.job_name, args.bootstrap, args.input_topic, args.output_topic, urls)
+
+
+def experiment_input(record: JobRecord, load: Load, run_id: str) -> ExperimentInput:
+    from chronos.jobs.vehicle_stats_job import parse_args
+
+    args = parse_args(list(record.spec.args))
+    return ExperimentInput(args.bootstrap, args.input_topic, args.output_topic, load.rate, load.vehicles, run_id)
 
 
 def stack_faults(stack_dir: Path) -> dict[str, Callable[[Action], FaultInjector]]:

@@ -7,7 +7,7 @@ import pytest
 from chronos.chaos.experiment import Probe, check_probe, load_experiment
 from chronos.chaos.experiment_runner import run_experiment
 from chronos.errors import InvalidInput
-from chronos.model import SignalSample
+from chronos.model import DeliveryCheck, SignalSample
 from tests.unit.test_chaos_measure import World
 
 GOOD = """
@@ -71,10 +71,33 @@ def test_probes_judge_latency_by_max_and_throughput_by_median() -> None:
     assert not missing.ok and "no lag reading" in missing.detail
 
 
-def _run(tmp_path: Path, text: str):  # type: ignore[no-untyped-def]
-    world, rolled = World(), []
+class FakeLoad:
+    """Records what the runner asked of the experiment's load, and answers with a given check."""
+
+    def __init__(self, log: list[str], check: DeliveryCheck) -> None:
+        self.log, self.check = log, check
+
+    def start(self) -> None:
+        self.log.append("load-start")
+
+    def finish(self, timeout_s: float) -> DeliveryCheck:
+        self.log.append(f"finish {timeout_s:g}")
+        return self.check
+
+    def close(self) -> None:
+        self.log.append("close")
+
+
+HELD = DeliveryCheck.compare({"x-1": 5, "x-2": 7}, {"x-1": 5, "x-2": 7})
+LOST = DeliveryCheck.compare({"x-1": 5, "x-2": 7}, {"x-1": 3, "x-2": 7})
+WITH_LOAD = GOOD.replace("steady-state-hypothesis:",
+                         "load: {rate: 1000, vehicles: 50, verify-timeout-s: 90}\nsteady-state-hypothesis:")
+
+
+def _run(tmp_path: Path, text: str, load: FakeLoad | None = None, log: list[str] | None = None):  # type: ignore[no-untyped-def]
+    world, rolled = World(), log if log is not None else []
     result = run_experiment(load_experiment(_file(tmp_path, text)), world, {"kill-taskmanager": lambda a: world},
-                            {"restart-taskmanagers": lambda: rolled.append("restart")}, hold_s=15, timeout_s=120,
+                            {"restart-taskmanagers": lambda: rolled.append("restart")}, load, hold_s=15, timeout_s=120,
                             wall_ms=world.wall_ms, sleep=world.sleep)
     return result, world, rolled
 
@@ -97,3 +120,46 @@ def test_the_shipped_example_experiment_is_valid() -> None:
     example = Path(__file__).parents[2] / "chaos" / "experiments" / "taskmanager-loss.yaml"
     exp = load_experiment(example)
     assert len(exp.method) == 2 and exp.steady_state_hypothesis.window_s == 30
+    assert exp.load is not None and exp.load.rate == 2000
+
+
+def test_delivery_compares_per_key_and_counts_lost_and_duplicated_events() -> None:
+    check = DeliveryCheck.compare({"a": 10, "b": 5, "c": 1}, {"a": 10, "b": 7, "d": 2})
+    assert not check.ok
+    assert (check.keys, check.input_events, check.output_events) == (4, 16, 19)
+    assert (check.lost, check.keys_short) == (1, 1), "c lost its one event"
+    assert (check.duplicated, check.keys_over) == (4, 2), "b twice too many, d never sent"
+    assert ("b", 5, 7) in check.examples
+    assert "VIOLATED" in check.summary()
+    assert HELD.ok and "exactly-once held" in HELD.summary() and HELD.input_events == 12
+
+
+def test_the_experiments_own_load_runs_from_before_the_hypothesis_until_after_the_rollbacks(tmp_path: Path) -> None:
+    log: list[str] = []
+    result, _, _ = _run(tmp_path, WITH_LOAD, FakeLoad(log, HELD), log)
+    assert log == ["load-start", "restart", "finish 90", "close"]
+    assert result.status == "completed" and result.delivery == HELD
+    kinds = [e.kind for e in result.journal]
+    assert kinds[:2] == ["start", "load"] and kinds[-3:] == ["verify", "exactly-once", "end"]
+
+
+def test_lost_events_make_a_passing_experiment_deviate(tmp_path: Path) -> None:
+    result, _, _ = _run(tmp_path, WITH_LOAD, FakeLoad([], LOST))
+    assert result.after is not None and result.after.ok
+    assert result.status == "deviated" and result.delivery is not None and result.delivery.lost == 2
+
+
+def test_an_aborted_experiment_still_checks_its_load(tmp_path: Path) -> None:
+    log: list[str] = []
+    result, _, _ = _run(tmp_path, WITH_LOAD.replace("max: 5000", "max: 1"), FakeLoad(log, HELD), log)
+    assert result.status == "aborted" and result.delivery == HELD and log[-2:] == ["finish 90", "close"]
+
+
+def test_without_a_load_section_there_is_no_delivery_check(tmp_path: Path) -> None:
+    result, _, _ = _run(tmp_path, GOOD, FakeLoad([], LOST))
+    assert result.delivery is None and result.status == "completed"
+
+
+def test_a_load_needs_a_positive_rate(tmp_path: Path) -> None:
+    with pytest.raises(InvalidInput, match=r"load\.rate"):
+        load_experiment(_file(tmp_path, WITH_LOAD.replace("rate: 1000", "rate: 0")))
