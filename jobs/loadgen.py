@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from chronos.errors import KafkaUnavailable
-from chronos.jobs.kafka_bootstrap import require_reachable
 from chronos.jobs.fleet import VehicleFleet, flush_event
+from chronos.jobs.kafka_bootstrap import require_reachable
 from chronos.jobs.rates import RateProfile
 
 

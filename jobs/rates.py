@@ -115,9 +115,18 @@ def load_trace(path: Path) -> TraceRate:
 
 def events_due(profile: RateProfile, elapsed_s: float, step_s: float = 0.01) -> float:
     """Events a profile asks for between 0 and `elapsed_s` (trapezoid integral)."""
-    steps = max(1, int(math.ceil(elapsed_s / step_s)))
+    steps = max(1, math.ceil(elapsed_s / step_s))
     width = elapsed_s / steps
     total = 0.0
     for i in range(steps):
         total += 0.5 * (profile.rate_at(i * width) + profile.rate_at((i + 1) * width)) * width
     return total
+
+
+def save_trace(trace: TraceRate, path: Path) -> None:
+    """Write a trace as `load_trace` reads it: a header, then `seconds,events_per_second` rows."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["seconds", "events_per_second"])
+        writer.writerows((f"{t:g}", f"{r:.1f}") for t, r in zip(trace.times_s, trace.rates, strict=True))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 
 from chronos.errors import KafkaUnavailable
@@ -23,10 +24,8 @@ def ensure_topics(bootstrap: str, names: Sequence[str], partitions: int = 2) -> 
         existing = set(admin.list_topics())
         missing = [n for n in names if n not in existing]
         if missing:
-            try:
+            with contextlib.suppress(TopicAlreadyExistsError):
                 admin.create_topics([NewTopic(n, partitions, 1) for n in missing])
-            except TopicAlreadyExistsError:
-                pass
         return missing
     finally:
         admin.close()
