@@ -1,0 +1,50 @@
+"""What a profile is made of: the configuration of one profiling run and what it measured.
+
+Frozen values, so the store, the runner, the study and the report pass them around without sharing
+anything mutable; the recoveries are the chaos issue's RecoveryMeasurement, unchanged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from chronos.model import RecoveryMeasurement, SignalSample
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """One point of the profiling space: checkpoint interval and load (a factor on the workload)."""
+
+    interval_ms: int
+    load_scale: float
+
+
+@dataclass(frozen=True)
+class SteadyState:
+    """The job's behaviour over the fault-free window of a run. None: not measurable there."""
+
+    throughput: float | None
+    p50_ms: float | None
+    p95_ms: float | None
+    p99_ms: float | None
+    checkpoint_duration_ms: float | None
+    checkpoint_size_bytes: float | None
+    taskmanager_cpu_pct: float | None
+
+
+@dataclass(frozen=True)
+class ProfileRun:
+    """One copy of the job under one configuration; `status` is "completed" or "failed" (`error` says why)."""
+
+    run_id: str
+    profile_id: str
+    trial_number: int
+    config: RunConfig
+    load_rate: float
+    status: str
+    started_ms: int
+    ended_ms: int
+    steady: SteadyState | None = None
+    recoveries: tuple[RecoveryMeasurement, ...] = ()
+    samples: tuple[SignalSample, ...] = ()
+    error: str = ""

@@ -1,0 +1,162 @@
+"""The profile store: one SQLite file holding every run, its configuration, steady-state figures,
+recoveries and the raw signal samples needed to refit models later.
+
+The schema is versioned (`chronos_meta.schema_version`) and migrated forward on open, one script per
+version; a file written by a newer chronos is refused rather than guessed at. The tables are
+prefixed, so the same file can also hold the Optuna study (its own tables) that chose the runs.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import astuple
+from pathlib import Path
+from typing import Any
+
+from chronos.errors import InvalidInput
+from chronos.model import FaultRecord, RecoveryMeasurement, SignalSample
+from chronos.profiler.records import ProfileRun, RunConfig, SteadyState
+
+MIGRATIONS: tuple[str, ...] = (
+    # version 1
+    """
+    CREATE TABLE chronos_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE TABLE chronos_profiles (
+        profile_id TEXT PRIMARY KEY, job_name TEXT NOT NULL, created_ms INTEGER NOT NULL,
+        settings_json TEXT NOT NULL
+    );
+    CREATE TABLE chronos_runs (
+        run_id TEXT PRIMARY KEY,
+        profile_id TEXT NOT NULL REFERENCES chronos_profiles(profile_id),
+        trial_number INTEGER NOT NULL, interval_ms INTEGER NOT NULL, load_scale REAL NOT NULL,
+        load_rate REAL NOT NULL, status TEXT NOT NULL, started_ms INTEGER NOT NULL,
+        ended_ms INTEGER NOT NULL, error TEXT NOT NULL DEFAULT ''
+    );
+    CREATE TABLE chronos_steady_state (
+        run_id TEXT PRIMARY KEY REFERENCES chronos_runs(run_id),
+        throughput REAL, p50_ms REAL, p95_ms REAL, p99_ms REAL, checkpoint_duration_ms REAL,
+        checkpoint_size_bytes REAL, taskmanager_cpu_pct REAL
+    );
+    CREATE TABLE chronos_recoveries (
+        run_id TEXT NOT NULL REFERENCES chronos_runs(run_id), seq INTEGER NOT NULL,
+        fault_kind TEXT NOT NULL, fault_target TEXT NOT NULL, injected_wall_ms INTEGER NOT NULL,
+        injected_mono_s REAL NOT NULL, fault_detail TEXT NOT NULL,
+        interval_ms INTEGER NOT NULL, strategy TEXT NOT NULL,
+        detected_ms INTEGER, running_ms INTEGER, recovered_ms INTEGER, recovery_s REAL, peak_lag REAL,
+        records_reprocessed INTEGER, checkpoint_age_at_fault_ms INTEGER, restored_checkpoint_id INTEGER,
+        PRIMARY KEY (run_id, seq)
+    );
+    CREATE TABLE chronos_samples (
+        run_id TEXT NOT NULL REFERENCES chronos_runs(run_id), at_ms INTEGER NOT NULL,
+        running INTEGER NOT NULL, throughput REAL, lag REAL, p99_ms REAL
+    );
+    CREATE INDEX chronos_samples_run ON chronos_samples(run_id, at_ms);
+    CREATE INDEX chronos_runs_profile ON chronos_runs(profile_id, trial_number);
+    """,
+)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def _version(db: sqlite3.Connection) -> int:
+    exists = db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='chronos_meta'").fetchone()
+    if not exists:
+        return 0
+    row = db.execute("SELECT value FROM chronos_meta WHERE key='schema_version'").fetchone()
+    return int(row[0]) if row else 0
+
+
+class ProfileStore:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._db = sqlite3.connect(path, timeout=30, isolation_level=None)
+            self._db.execute("PRAGMA foreign_keys = ON")
+            self._migrate()
+        except sqlite3.DatabaseError as exc:
+            raise InvalidInput(f"{path} is not a chronos profile database ({exc})") from exc
+
+    def _migrate(self) -> None:
+        version = _version(self._db)
+        if version > SCHEMA_VERSION:
+            raise InvalidInput(f"{self.path} has profile schema v{version}; this chronos reads up to v{SCHEMA_VERSION}")
+        for number in range(version, SCHEMA_VERSION):
+            with self._transaction() as db:
+                for statement in MIGRATIONS[number].split(";"):
+                    if statement.strip():
+                        db.execute(statement)
+                db.execute("INSERT OR REPLACE INTO chronos_meta VALUES ('schema_version', ?)", (str(number + 1),))
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield self._db
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    def close(self) -> None:
+        self._db.close()
+
+    @property
+    def schema_version(self) -> int:
+        return _version(self._db)
+
+    # -- profiles -----------------------------------------------------------------------------------
+    def create_profile(self, profile_id: str, job_name: str, created_ms: int, settings_json: str) -> None:
+        with self._transaction() as db:
+            db.execute("INSERT OR IGNORE INTO chronos_profiles VALUES (?, ?, ?, ?)",
+                       (profile_id, job_name, created_ms, settings_json))
+
+    def profiles(self) -> list[tuple[str, str, int, str]]:
+        return [tuple(r) for r in self._db.execute("SELECT * FROM chronos_profiles ORDER BY created_ms")]
+
+    # -- runs ---------------------------------------------------------------------------------------
+    def save_run(self, run: ProfileRun) -> None:
+        """One transaction per run: a run is in the store whole, or not at all."""
+        with self._transaction() as db:
+            db.execute("DELETE FROM chronos_samples WHERE run_id=?", (run.run_id,))
+            db.execute("DELETE FROM chronos_recoveries WHERE run_id=?", (run.run_id,))
+            db.execute("DELETE FROM chronos_steady_state WHERE run_id=?", (run.run_id,))
+            db.execute("INSERT OR REPLACE INTO chronos_runs VALUES (?,?,?,?,?,?,?,?,?,?)",
+                       (run.run_id, run.profile_id, run.trial_number, run.config.interval_ms, run.config.load_scale,
+                        run.load_rate, run.status, run.started_ms, run.ended_ms, run.error))
+            if run.steady is not None:
+                db.execute("INSERT INTO chronos_steady_state VALUES (?,?,?,?,?,?,?,?)", (run.run_id, *astuple(run.steady)))
+            for seq, m in enumerate(run.recoveries):
+                db.execute("INSERT INTO chronos_recoveries VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                           (run.run_id, seq, *astuple(m.fault), m.interval_ms, m.strategy, m.detected_ms,
+                            m.running_ms, m.recovered_ms, m.recovery_s, m.peak_lag, m.records_reprocessed,
+                            m.checkpoint_age_at_fault_ms, m.restored_checkpoint_id))
+            db.executemany("INSERT INTO chronos_samples VALUES (?,?,?,?,?,?)",
+                           [(run.run_id, s.at_ms, int(s.running), s.throughput, s.lag, s.p99_ms) for s in run.samples])
+
+    def runs(self, profile_id: str | None = None, *, with_samples: bool = False) -> list[ProfileRun]:
+        query = "SELECT * FROM chronos_runs" + (" WHERE profile_id=?" if profile_id else "") + " ORDER BY trial_number, run_id"
+        rows = self._db.execute(query, (profile_id,) if profile_id else ()).fetchall()
+        return [self._run(row, with_samples) for row in rows]
+
+    def _run(self, row: Any, with_samples: bool) -> ProfileRun:
+        run_id = str(row[0])
+        steady_row = self._db.execute("SELECT * FROM chronos_steady_state WHERE run_id=?", (run_id,)).fetchone()
+        recoveries = tuple(
+            RecoveryMeasurement(FaultRecord(*r[2:7]), r[7], r[8], *r[9:])
+            for r in self._db.execute("SELECT * FROM chronos_recoveries WHERE run_id=? ORDER BY seq", (run_id,))
+        )
+        samples: tuple[SignalSample, ...] = ()
+        if with_samples:
+            samples = tuple(SignalSample(r[0], bool(r[1]), r[2], r[3], r[4]) for r in self._db.execute(
+                "SELECT at_ms, running, throughput, lag, p99_ms FROM chronos_samples WHERE run_id=? ORDER BY at_ms",
+                (run_id,)))
+        return ProfileRun(
+            run_id=run_id, profile_id=str(row[1]), trial_number=int(row[2]),
+            config=RunConfig(int(row[3]), float(row[4])),
+            load_rate=float(row[5]), status=str(row[6]),
+            started_ms=int(row[7]), ended_ms=int(row[8]), error=str(row[9]),
+            steady=SteadyState(*steady_row[1:]) if steady_row else None,
+            recoveries=recoveries, samples=samples,
+        )

@@ -1,0 +1,100 @@
+"""Which configuration to profile next: an Optuna ask/tell study with its storage passed in.
+
+The first trials are a Latin-hypercube design over (log interval, load), enqueued when the study is
+created, so a few runs already span the whole range. After that TPE chooses, told for each run how far
+it landed from the QoS boundary (recovery time or p99 latency at its target): the sampler then spends
+the remaining runs where the optimizer's decision will be made, not where QoS is clearly met or clearly
+missed. The study lives in the storage (SQLite by default), so a profile resumes where it stopped and
+Optuna's own tools can inspect it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import optuna
+from optuna.distributions import BaseDistribution, CategoricalDistribution, IntDistribution
+from optuna.trial import TrialState
+
+from chronos.profiler.records import ProfileRun, RunConfig
+
+
+@dataclass(frozen=True)
+class ProfileSpace:
+    interval_min_s: int = 2
+    interval_max_s: int = 60
+    load_scales: tuple[float, ...] = (1.0,)
+    initial_design: int = 4
+
+    def distributions(self) -> dict[str, BaseDistribution]:
+        return {
+            "interval_s": IntDistribution(self.interval_min_s, self.interval_max_s, log=True),
+            "load_scale": CategoricalDistribution(self.load_scales),
+        }
+
+
+@dataclass(frozen=True)
+class QosTargets:
+    max_recovery_s: float
+    max_p99_ms: float
+
+
+def space_filling_design(space: ProfileSpace, n: int, seed: int) -> list[RunConfig]:
+    """n points of a Latin hypercube over log(interval) x load: every stratum of each axis once."""
+    from scipy.stats import qmc
+
+    points = qmc.LatinHypercube(d=2, seed=seed).random(n)
+    lo, hi = math.log(space.interval_min_s), math.log(space.interval_max_s)
+    configs = []
+    for u_interval, u_load in points:
+        interval_s = round(math.exp(lo + u_interval * (hi - lo)))
+        scale = space.load_scales[min(int(u_load * len(space.load_scales)), len(space.load_scales) - 1)]
+        configs.append(RunConfig(max(space.interval_min_s, min(space.interval_max_s, interval_s)) * 1000, scale))
+    return configs
+
+
+def boundary_distance(run: ProfileRun, targets: QosTargets, timeout_s: float) -> float | None:
+    """How far a run is from the QoS boundary: 0 when its worst recovery or its p99 sits exactly at
+    the target. A fault that never recovered counts as recovering at `timeout_s`. None: nothing measured."""
+    distances = []
+    if run.recoveries:
+        worst = max(m.recovery_s if m.recovery_s is not None else timeout_s for m in run.recoveries)
+        distances.append(abs(worst / targets.max_recovery_s - 1))
+    if run.steady is not None and run.steady.p99_ms is not None:
+        distances.append(abs(run.steady.p99_ms / targets.max_p99_ms - 1))
+    return min(distances) if distances else None
+
+
+class ProfileStudy:
+    def __init__(self, storage: str | optuna.storages.BaseStorage, name: str, space: ProfileSpace, seed: int) -> None:
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+        self.space = space
+        sampler = optuna.samplers.TPESampler(seed=seed, n_startup_trials=space.initial_design)
+        self.study = optuna.create_study(storage=storage, study_name=name, direction="minimize", sampler=sampler,
+                                         load_if_exists=True)
+        if not self.study.trials:
+            for config in space_filling_design(space, space.initial_design, seed):
+                self.study.enqueue_trial({"interval_s": config.interval_ms // 1000, "load_scale": config.load_scale})
+
+    def requeue_interrupted(self) -> int:
+        """Trials left RUNNING by a profile that was stopped: failed, and their configuration queued
+        again so a resumed profile runs them first. Returns how many."""
+        stale = self.study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
+        for trial in stale:
+            self.study.tell(trial.number, state=TrialState.FAIL)
+            self.study.enqueue_trial(dict(trial.params))
+        return len(stale)
+
+    def ask(self) -> tuple[int, RunConfig]:
+        trial = self.study.ask(self.space.distributions())
+        return trial.number, RunConfig(int(trial.params["interval_s"]) * 1000, float(trial.params["load_scale"]))
+
+    def tell(self, number: int, value: float | None) -> None:
+        if value is None:
+            self.study.tell(number, state=TrialState.FAIL)
+        else:
+            self.study.tell(number, value)
+
+    def completed(self) -> int:
+        return len(self.study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)))

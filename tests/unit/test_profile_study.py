@@ -1,0 +1,75 @@
+"""The profiling study: a space-filling start, TPE near the QoS boundary after it, resumable."""
+
+import math
+from pathlib import Path
+
+import pytest
+
+from chronos.model import FaultRecord, RecoveryMeasurement
+from chronos.profiler.records import ProfileRun, RunConfig, SteadyState
+from chronos.profiler.study import ProfileSpace, ProfileStudy, QosTargets, boundary_distance, space_filling_design
+
+SPACE = ProfileSpace(interval_min_s=2, interval_max_s=60, load_scales=(1.0, 2.0), initial_design=4)
+
+
+def storage(tmp_path: Path) -> str:
+    return f"sqlite:///{tmp_path / 'profile.db'}"
+
+
+def test_the_design_spans_the_interval_range_and_every_load() -> None:
+    design = space_filling_design(SPACE, 6, seed=1)
+    intervals = sorted(c.interval_ms for c in design)
+    assert all(2000 <= i <= 60_000 for i in intervals)
+    assert intervals[0] < 5000 and intervals[-1] > 25_000, "one stratum of log-interval per point"
+    assert {c.load_scale for c in design} == {1.0, 2.0}
+    assert space_filling_design(SPACE, 6, seed=1) == design, "seeded"
+
+
+def test_the_first_trials_are_the_design_in_order(tmp_path: Path) -> None:
+    study = ProfileStudy(storage(tmp_path), "p", SPACE, seed=3)
+    asked = [study.ask()[1] for _ in range(SPACE.initial_design)]
+    assert asked == space_filling_design(SPACE, SPACE.initial_design, seed=3)
+
+
+def test_a_resumed_study_reruns_the_interrupted_trials_first_and_keeps_the_completed(tmp_path: Path) -> None:
+    first = ProfileStudy(storage(tmp_path), "p", SPACE, seed=3)
+    done_number, _ = first.ask()
+    first.tell(done_number, 0.5)
+    _, interrupted = first.ask()  # the process dies with this run in flight
+
+    resumed = ProfileStudy(storage(tmp_path), "p", SPACE, seed=3)
+    assert resumed.completed() == 1
+    assert resumed.requeue_interrupted() == 1
+    rest_of_design = space_filling_design(SPACE, SPACE.initial_design, seed=3)[2:]
+    asked = [resumed.ask()[1] for _ in range(3)]
+    assert interrupted in asked and set(asked) == {interrupted, *rest_of_design}
+
+
+def test_after_the_design_tpe_samples_near_the_qos_boundary(tmp_path: Path) -> None:
+    """Synthetic job: recovery = 2 x interval; target 40 s puts the boundary at 20 s."""
+    space = ProfileSpace(2, 60, (1.0,), initial_design=5)
+    study = ProfileStudy(storage(tmp_path), "p", space, seed=7)
+    later = []
+    for i in range(30):
+        number, config = study.ask()
+        study.tell(number, abs(2 * config.interval_ms / 1000 / 40 - 1))
+        if i >= 15:
+            later.append(config.interval_ms / 1000)
+    near = [s for s in later if 12 <= s <= 32]
+    chance = math.log(32 / 12) / math.log(60 / 2)  # a draw uniform in log-interval lands there this often
+    assert len(near) / len(later) > 1.5 * chance, later
+
+
+def _run(recoveries: list[float | None], p99_ms: float | None) -> ProfileRun:
+    fault = FaultRecord("kill-taskmanager", "pid 1", 0, 0.0)
+    ms = tuple(RecoveryMeasurement(fault, 5000, "WorstCase", 1, 2, 3, r, None, None, None, None) for r in recoveries)
+    steady = SteadyState(1000.0, None, None, p99_ms, None, None, None)
+    return ProfileRun("r", "p", 0, RunConfig(5000, 1.0), 1000.0, "completed", 0, 1, steady, ms)
+
+
+def test_boundary_distance_takes_the_worst_recovery_and_the_nearer_target() -> None:
+    targets = QosTargets(max_recovery_s=40, max_p99_ms=2000)
+    assert boundary_distance(_run([20.0, 40.0], None), targets, 300) == 0
+    assert boundary_distance(_run([20.0], 1800.0), targets, 300) == pytest.approx(0.1)
+    assert boundary_distance(_run([None], None), targets, 120) == pytest.approx(2.0), "not recovered = timeout"
+    assert boundary_distance(_run([], None), targets, 120) is None
