@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import queue
+import signal
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -46,6 +47,7 @@ class LoadPlan:
 
 
 def _worker(plan: LoadPlan, index: int, sent: Synchronized, stop: Event, results: mp.Queue) -> None:  # type: ignore[type-arg]
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole process group; the parent stops us
     first, vehicles, count = plan.share(index)
     fleet = VehicleFleet(vehicles, seed=plan.seed + index, run_id=f"{plan.run_id}-w{index}", first_vehicle=first)
     sink = KafkaEventSink(plan.bootstrap, plan.topic)

@@ -29,3 +29,21 @@ def ensure_topics(bootstrap: str, names: Sequence[str], partitions: int = 2) -> 
         return missing
     finally:
         admin.close()
+
+
+def delete_topics(bootstrap: str, names: Sequence[str]) -> None:
+    """Delete topics that exist (a profiling copy's, when its run ends); absent ones are fine."""
+    from kafka import KafkaAdminClient
+    from kafka.errors import KafkaError
+
+    require_reachable(bootstrap)
+    try:
+        admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=10000)
+    except (KafkaError, OSError, ValueError) as exc:
+        raise KafkaUnavailable(f"cannot reach Kafka at {bootstrap} ({type(exc).__name__})") from exc
+    try:
+        existing = [n for n in names if n in set(admin.list_topics())]
+        if existing:
+            admin.delete_topics(existing)
+    finally:
+        admin.close()

@@ -9,6 +9,7 @@ prefixed, so the same file can also hold the Optuna study (its own tables) that 
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import astuple
@@ -71,8 +72,10 @@ class ProfileStore:
     def __init__(self, path: Path) -> None:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.RLock()
         try:
-            self._db = sqlite3.connect(path, timeout=30, isolation_level=None)
+            # Profiling runs finish on worker threads; every use goes through _lock.
+            self._db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
             self._db.execute("PRAGMA foreign_keys = ON")
             self._migrate()
         except sqlite3.DatabaseError as exc:
@@ -91,13 +94,14 @@ class ProfileStore:
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
-        self._db.execute("BEGIN IMMEDIATE")
-        try:
-            yield self._db
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-        self._db.execute("COMMIT")
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
 
     def close(self) -> None:
         self._db.close()
@@ -137,8 +141,9 @@ class ProfileStore:
 
     def runs(self, profile_id: str | None = None, *, with_samples: bool = False) -> list[ProfileRun]:
         query = "SELECT * FROM chronos_runs" + (" WHERE profile_id=?" if profile_id else "") + " ORDER BY trial_number, run_id"
-        rows = self._db.execute(query, (profile_id,) if profile_id else ()).fetchall()
-        return [self._run(row, with_samples) for row in rows]
+        with self._lock:
+            rows = self._db.execute(query, (profile_id,) if profile_id else ()).fetchall()
+            return [self._run(row, with_samples) for row in rows]
 
     def _run(self, row: Any, with_samples: bool) -> ProfileRun:
         run_id = str(row[0])

@@ -13,9 +13,12 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from chronos.cli.common import AsJson, Bootstrap, RestUrl, StackDir, err, out
+from chronos.cli.common import print_json as _print_json
+from chronos.cli.common import stack_dir_of as _stack_dir
+from chronos.cli.profile_commands import profile_app
 from chronos.errors import ChronosError, InvalidInput
 from chronos.model import CheckpointSettings, format_interval, parse_interval_ms
 
@@ -33,32 +36,7 @@ app.add_typer(observe_app, name="observe")
 app.add_typer(job_app, name="job")
 chaos_app = typer.Typer(help="Break a job on purpose and measure its recovery.", no_args_is_help=True)
 app.add_typer(chaos_app, name="chaos")
-
-out = Console(soft_wrap=True)  # paths and ids must never be wrapped mid-token
-err = Console(stderr=True, soft_wrap=True)
-
-StackDir = Annotated[
-    Path | None,
-    typer.Option("--stack-dir", envvar="CHRONOS_STACK_DIR", help="Stack directory [default: ~/.chronos/stack]"),
-]
-RestUrl = Annotated[
-    str | None, typer.Option("--rest-url", envvar="CHRONOS_REST_URL", help="Flink REST URL [default: the stack's]")
-]
-Bootstrap = Annotated[
-    str | None, typer.Option("--bootstrap", envvar="CHRONOS_BOOTSTRAP", help="Kafka bootstrap [default: the stack's]")
-]
-AsJson = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
-
-
-def _stack_dir(value: Path | None) -> Path:
-    from chronos.cli.wiring import default_stack_dir
-
-    return (value or default_stack_dir()).expanduser()
-
-
-def _print_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
-
+app.add_typer(profile_app, name="profile")
 
 # -- stack ---------------------------------------------------------------------------------------
 @stack_app.command("up")
@@ -185,7 +163,7 @@ def load_run(
     amplitude: Annotated[float, typer.Option(help="sine: amplitude in events/s.")] = 0.0,
     period: Annotated[float, typer.Option(help="sine: period in seconds.")] = 600.0,
     trace: Annotated[Path | None, typer.Option(help="csv: file of seconds,events_per_second rows.")] = None,
-    duration: Annotated[float | None, typer.Option(help="Seconds to run [default: until stopped].")] = None,
+    duration: Annotated[float | None, typer.Option(help="Seconds to run \\[default: until stopped].")] = None,
     count: Annotated[int | None, typer.Option(help="Stop after this many events.")] = None,
     vehicles: Annotated[int, typer.Option(help="Fleet size (keyed state grows with it).")] = 1000,
     workers: Annotated[int, typer.Option(help="Producer processes (one tops out near 8k events/s).")] = 1,
@@ -254,7 +232,7 @@ def load_stop(stack_dir: StackDir = None) -> None:
 @observe_app.command("run")
 def observe_run(
     window: Annotated[float, typer.Option(help="Sliding window in seconds.")] = 30.0,
-    duration: Annotated[float | None, typer.Option(help="Seconds to observe [default: until stopped].")] = None,
+    duration: Annotated[float | None, typer.Option(help="Seconds to observe \\[default: until stopped].")] = None,
     topic: Annotated[str, typer.Option(help="Output topic.")] = "vehicle-stats",
     background: Annotated[bool, typer.Option(help="Run as a stack-managed background process.")] = False,
     stack_dir: StackDir = None,
@@ -483,7 +461,7 @@ def _strategy(when: str, before: float, after: float, offset: float, mtbf: float
 
 @chaos_app.command("kill-taskmanager")
 def chaos_kill_taskmanager(
-    job: Annotated[str | None, typer.Option("--job", help="Job id [default: the one running job chronos submitted].")] = None,
+    job: Annotated[str | None, typer.Option("--job", help="Job id \\[default: the one running job chronos submitted].")] = None,
     when: Annotated[str, typer.Option(help="worst-case | best-case | now | random")] = "worst-case",
     before: Annotated[float, typer.Option(help="worst-case: seconds before the next checkpoint.")] = 3.0,
     after: Annotated[float, typer.Option(help="best-case: seconds after a checkpoint completes.")] = 0.5,
@@ -553,10 +531,10 @@ def chaos_kill_taskmanager(
 @chaos_app.command("run")
 def chaos_run(
     file: Annotated[Path, typer.Argument(help="Experiment file (YAML or JSON).")],
-    job: Annotated[str | None, typer.Option("--job", help="Job id [default: the one running job chronos submitted].")] = None,
+    job: Annotated[str | None, typer.Option("--job", help="Job id \\[default: the one running job chronos submitted].")] = None,
     hold: Annotated[float, typer.Option(help="Seconds the steady state must hold to count as recovered.")] = 15.0,
     timeout: Annotated[float, typer.Option(help="Per fault: give up (not recovered) after this many seconds.")] = 300.0,
-    journal: Annotated[Path | None, typer.Option(help="Where to write the JSON journal [default: in the stack dir].")] = None,
+    journal: Annotated[Path | None, typer.Option(help="Where to write the JSON journal \\[default: in the stack dir].")] = None,
     stack_dir: StackDir = None,
     as_json: AsJson = False,
 ) -> None:

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+from rich.console import Console
 
 from chronos.chaos.experiment import Action, Load
 from chronos.chaos.faults import FaultInjector
@@ -13,9 +17,13 @@ from chronos.flink.distribution import find_distribution
 from chronos.flink.rest import FlinkRestClient
 from chronos.flink.submit import CliSubmitter, JobSubmitter, RestSubmitter
 from chronos.jobs.bounded_input import ExperimentInput
+from chronos.jobs.rates import TraceRate
+from chronos.model import JobSpec
+from chronos.profiler.store import ProfileStore
 from chronos.signals.live import LiveSignals
 from chronos.stack.faults import KillTaskManager, PauseTaskManager, RestartKafka, resume_taskmanagers
 from chronos.stack.job_records import JobRecord, JobRecordStore
+from chronos.stack.profiling_clusters import LocalClusterPool
 from chronos.stack.state import StackState, load_state
 
 
@@ -112,3 +120,54 @@ def stack_rollbacks(stack_dir: Path) -> dict[str, Callable[[], None]]:
         "resume-taskmanagers": resume,
         "restart-kafka": RestartKafka(stack_dir).rollback,
     }
+
+
+def profile_store(path: Path, must_exist: bool = False) -> ProfileStore:
+    if must_exist and not path.exists():
+        raise InvalidInput(f"no profile database at {path}; run `chronos profile run` first")
+    return ProfileStore(path)
+
+
+def last_profile(store: ProfileStore, profile_id: str | None) -> tuple[str, dict[str, Any]]:
+    """(id, settings) of the named profile, or of the most recent one in the store."""
+    profiles = store.profiles()
+    if profile_id is not None:
+        profiles = [p for p in profiles if p[0] == profile_id]
+        if not profiles:
+            raise InvalidInput(f"no profile {profile_id} in {store.path}")
+    if not profiles:
+        raise InvalidInput(f"no profile in {store.path} yet; run `chronos profile run` first")
+    chosen = profiles[-1]
+    return str(chosen[0]), dict(json.loads(chosen[3]))
+
+
+def job_spec_from(data: dict[str, Any]) -> JobSpec:
+    return JobSpec(name=data["name"], python_file=data["python_file"], args=tuple(data["args"]),
+                   parallelism=data.get("parallelism"),
+                   extra_config=tuple((str(k), str(v)) for k, v in data.get("extra_config", ())))
+
+
+def record_workload(state: StackState, record: JobRecord, window_s: float, console: Console) -> TraceRate:
+    """The live job's input rate over `window_s`, read off its input topic's end offsets."""
+    from chronos.jobs.topic_offsets import TopicEndOffsets
+    from chronos.jobs.vehicle_stats_job import parse_args
+    from chronos.profiler.workload import record_trace
+
+    topic = parse_args(list(record.spec.args)).input_topic
+    reader = TopicEndOffsets(state.bootstrap, topic)
+    try:
+        with console.status(f"recording the workload of {topic} for {window_s:g} s") as status:
+            trace = record_trace(reader, window_s, every_s=min(5.0, window_s),
+                                 on_point=lambda t, r: status.update(f"recording {topic}: {t:.0f} s, {r:,.0f} events/s"))
+    finally:
+        reader.close()
+    if not any(trace.rates):
+        raise InvalidInput(f"the input topic {topic} carried no events during the {window_s:g} s recording; "
+                           "give --trace FILE or --rate EVENTS_PER_S")
+    return trace
+
+
+def profiling_pool(stack_dir: Path, profile_id: str, state: StackState, slots: int) -> LocalClusterPool:
+    pool = LocalClusterPool(stack_dir / "profiling" / profile_id, default_cache_dir(), state.bootstrap, slots)
+    pool.clean_leftovers()
+    return pool

@@ -42,6 +42,7 @@ class LiveSignals:
         self._ends = KafkaConsumer(bootstrap_servers=bootstrap)
         self._partitions = [TopicPartition(input_topic, p) for p in sorted(self._ends.partitions_for_topic(input_topic) or ())]
         self._latencies: list[float] = []
+        self._history: list[tuple[int, float]] = []  # (visible at, latency) for percentiles over a window
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._consumer: Any = committed_consumer(bootstrap, output_topic, from_beginning=False)
@@ -53,7 +54,11 @@ class LiveSignals:
         for batch in committed_records(self._consumer, poll_ms=200):
             visible = self._wall_ms()
             with self._lock:
-                self._latencies.extend(float(visible - record.max_created_ms) for record in batch)
+                latencies = [float(visible - record.max_created_ms) for record in batch]
+                self._latencies.extend(latencies)
+                self._history.extend((visible, latency) for latency in latencies)
+                if len(self._history) > 200_000:
+                    del self._history[:100_000]
             if self._stop.is_set():
                 return
 
@@ -86,6 +91,11 @@ class LiveSignals:
             worst = max(self._latencies) if self._latencies else None
             self._latencies.clear()
         return SignalSample(at, running, throughput, lag, worst)
+
+    def latencies_between(self, since_ms: int, until_ms: int) -> list[float]:
+        """End-to-end latencies (ms) of the committed output that became visible in [since, until)."""
+        with self._lock:
+            return [latency for at, latency in self._history if since_ms <= at < until_ms]
 
     def checkpoint_history(self) -> CheckpointHistory:
         stats = self._client.checkpoints(self.job_id)

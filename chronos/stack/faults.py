@@ -112,6 +112,8 @@ class RestartKafka:
 
     def inject(self) -> FaultRecord:
         state = _state(self._stack_dir)
+        if state.kafka_pid is None:
+            raise StackError(f"the stack in {self._stack_dir} shares another stack's broker: restart that one")
         wall, mono = self._wall_ms(), time.monotonic()
         terminate([state.kafka_pid], grace_seconds=30)
         self._start(state)
@@ -126,7 +128,7 @@ class RestartKafka:
 
     def rollback(self) -> None:
         state = _state(self._stack_dir)
-        if not is_alive(state.kafka_pid):
+        if state.kafka_pid is not None and not is_alive(state.kafka_pid):
             self._start(state)
 
 

@@ -93,15 +93,16 @@ def start_broker(lib_dir: Path, home: Path, port: int, controller_port: int, par
     )
 
 
-def wait_ready(bootstrap: str, pid: int, timeout_s: float = 60.0) -> None:
-    """Ready means the broker answers a metadata request, not that its port is open."""
+def wait_ready(bootstrap: str, pid: int | None, timeout_s: float = 60.0) -> None:
+    """Ready means the broker answers a metadata request, not that its port is open. `pid` None:
+    a broker this stack did not start."""
     from kafka import KafkaAdminClient
     from kafka.errors import KafkaError
 
     deadline = time.monotonic() + timeout_s
     last = "no answer"
     while time.monotonic() < deadline:
-        if not is_alive(pid):
+        if pid is not None and not is_alive(pid):
             raise KafkaUnavailable(f"the Kafka broker (pid {pid}) exited during start; see its log")
         try:
             admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=3000)

@@ -37,6 +37,9 @@ class StackOptions:
     slots: int = 4
     kafka_port: int = 0
     rest_port: int = 0
+    # A broker to share instead of starting one ("host:port"): a profiling cluster runs beside the
+    # live stack on its broker, so a fault in one cluster never touches the other's TaskManagers.
+    shared_bootstrap: str | None = None
 
 
 @dataclass(frozen=True)
@@ -79,17 +82,27 @@ def up(options: StackOptions, report: Report = _quiet) -> tuple[StackState, bool
     dist = find_distribution()
 
     chosen = free_ports(4)
-    kafka_port = options.kafka_port or chosen[0]
+    kafka_host = "127.0.0.1"
+    if options.shared_bootstrap:
+        kafka_host, _, port = options.shared_bootstrap.partition(",")[0].rpartition(":")
+        if not kafka_host or not port.isdigit():
+            raise StackError(f"invalid Kafka bootstrap {options.shared_bootstrap!r}: expected host:port")
+        kafka_port = int(port)
+        kafka_broker.wait_ready(options.shared_bootstrap, None, timeout_s=10)
+    else:
+        kafka_port = options.kafka_port or chosen[0]
     rest_port = options.rest_port or chosen[2]
     controller_port, rpc_port = chosen[1], chosen[3]
     prom_base = free_port_block(4, avoid=frozenset({kafka_port, rest_port, controller_port, rpc_port}))
     stack_dir = options.stack_dir.resolve()
     stack_dir.mkdir(parents=True, exist_ok=True)
     started: list[int] = []
+    kafka_pid: int | None = None
     try:
-        report(f"starting Kafka (KRaft) on 127.0.0.1:{kafka_port}")
-        kafka_pid = kafka_broker.start_broker(artifacts.kafka_lib, stack_dir / "kafka", kafka_port, controller_port)
-        started.append(kafka_pid)
+        if not options.shared_bootstrap:
+            report(f"starting Kafka (KRaft) on 127.0.0.1:{kafka_port}")
+            kafka_pid = kafka_broker.start_broker(artifacts.kafka_lib, stack_dir / "kafka", kafka_port, controller_port)
+            started.append(kafka_pid)
         settings = flink_cluster.FlinkClusterSettings(
             home=stack_dir / "flink", rest_port=rest_port, rpc_port=rpc_port,
             prometheus_port_base=prom_base, slots=options.slots, extra_lib_jars=(artifacts.connector_jar,),
@@ -98,7 +111,7 @@ def up(options: StackOptions, report: Report = _quiet) -> tuple[StackState, bool
         jm_pid, tm_pids = flink_cluster.start_cluster(dist, settings)
         started.extend([jm_pid, *tm_pids])
         report("waiting for Kafka to answer a metadata request")
-        kafka_broker.wait_ready(f"127.0.0.1:{kafka_port}", kafka_pid)
+        kafka_broker.wait_ready(f"{kafka_host}:{kafka_port}", kafka_pid)
         report("waiting for Flink to register every slot")
         rest_url = f"http://127.0.0.1:{rest_port}"
         flink_cluster.wait_ready(rest_url, options.slots, [jm_pid, *tm_pids])
@@ -110,7 +123,7 @@ def up(options: StackOptions, report: Report = _quiet) -> tuple[StackState, bool
         kafka_controller_port=controller_port, kafka_pid=kafka_pid, flink_rest_port=rest_port,
         flink_rpc_port=rpc_port, prometheus_port_base=prom_base, jobmanager_pid=jm_pid,
         taskmanager_pids=tuple(tm_pids), slots=options.slots, kafka_lib=str(artifacts.kafka_lib),
-        connector_jar=str(artifacts.connector_jar),
+        connector_jar=str(artifacts.connector_jar), kafka_host=kafka_host,
     )
     save_state(state)
     return state, True
@@ -129,8 +142,9 @@ def down(stack_dir: Path, report: Report = _quiet) -> list[str]:
     running = [name for name, pid in named.items() if is_alive(pid)]
     report("stopping Flink")
     terminate(sorted(set(flink)), grace_seconds=20)
-    report("stopping Kafka")
-    terminate([state.kafka_pid], grace_seconds=30)
+    if state.kafka_pid is not None:
+        report("stopping Kafka")
+        terminate([state.kafka_pid], grace_seconds=30)
     for pid_file in pid_dir.glob("*.pid"):
         pid_file.unlink()
     clear_state(stack_dir)
@@ -167,10 +181,12 @@ def status(stack_dir: Path) -> StackStatus:
     helpers = tuple(live_helpers(stack_dir).items())
     if state is None:
         return StackStatus("stopped", None, (), helpers)
-    kafka_alive = is_alive(state.kafka_pid)
+    kafka_alive = state.kafka_pid is None or is_alive(state.kafka_pid)
     kafka_ok, kafka_detail = _kafka_ready(state) if kafka_alive else (False, "process is gone")
+    if state.kafka_pid is None:
+        kafka_detail += " (shared, not this stack's)"
     flink_ok, flink_detail = _flink_ready(state)
-    components = [ComponentStatus("kafka", state.kafka_pid, kafka_alive, kafka_ok, kafka_detail)]
+    components = [ComponentStatus("kafka", state.kafka_pid or 0, kafka_alive, kafka_ok, kafka_detail)]
     jm_alive = is_alive(state.jobmanager_pid)
     components.append(ComponentStatus("flink-jobmanager", state.jobmanager_pid, jm_alive,
                                       jm_alive and flink_ok, flink_detail if jm_alive else "process is gone"))

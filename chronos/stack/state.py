@@ -18,7 +18,7 @@ class StackState(BaseModel):
     started_at: float
     kafka_port: int
     kafka_controller_port: int
-    kafka_pid: int
+    kafka_pid: int | None  # None: the broker is another stack's (a profiling cluster shares the live one)
     flink_rest_port: int
     flink_rpc_port: int
     prometheus_port_base: int
@@ -27,6 +27,7 @@ class StackState(BaseModel):
     slots: int
     kafka_lib: str
     connector_jar: str
+    kafka_host: str = "127.0.0.1"
 
     @property
     def stack_dir_path(self) -> Path:
@@ -34,7 +35,7 @@ class StackState(BaseModel):
 
     @property
     def bootstrap(self) -> str:
-        return f"127.0.0.1:{self.kafka_port}"
+        return f"{self.kafka_host}:{self.kafka_port}"
 
     @property
     def rest_url(self) -> str:
@@ -50,7 +51,9 @@ class StackState(BaseModel):
         return Path(self.stack_dir) / "flink" / "savepoints"
 
     def pids(self) -> dict[str, int]:
-        named = {"kafka": self.kafka_pid, "flink-jobmanager": self.jobmanager_pid}
+        named = {"flink-jobmanager": self.jobmanager_pid}
+        if self.kafka_pid is not None:
+            named = {"kafka": self.kafka_pid, **named}
         for index, pid in enumerate(self.taskmanager_pids):
             named[f"flink-taskmanager-{index}"] = pid
         return named

@@ -95,3 +95,21 @@ def test_invalid_experiment_file(tmp_path: Path) -> None:
     bad.write_text("title: no method\n")
     assert_one_line_error(chronos("chaos", "run", str(bad), "--stack-dir", str(tmp_path)), "steady-state-hypothesis")
     assert_one_line_error(chronos("chaos", "run", str(tmp_path / "none.yaml")), "cannot read experiment")
+
+
+def test_profile_without_a_stack_or_a_database(tmp_path: Path) -> None:
+    sd = ["--stack-dir", str(tmp_path)]
+    assert_one_line_error(chronos("profile", "run", *sd), "no stack is running")
+    assert_one_line_error(chronos("profile", "report", *sd), "no profile database", "chronos profile run")
+
+
+def test_profile_report_of_an_unknown_profile(tmp_path: Path) -> None:
+    from chronos.profiler.store import ProfileStore
+
+    ProfileStore(tmp_path / "profiles.db").close()
+    sd = ["--stack-dir", str(tmp_path)]
+    assert_one_line_error(chronos("profile", "report", *sd), "no profile in", "yet")
+    assert_one_line_error(chronos("profile", "report", "--profile", "nope", *sd), "no profile nope")
+    (tmp_path / "broken.db").write_text("garbage " * 200)
+    assert_one_line_error(chronos("profile", "report", "--db", str(tmp_path / "broken.db"), *sd),
+                          "is not a chronos profile database")

@@ -1,0 +1,36 @@
+"""What every command module shares: the consoles and the common options."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+out = Console(soft_wrap=True)  # paths and ids must never be wrapped mid-token
+err = Console(stderr=True, soft_wrap=True)
+
+StackDir = Annotated[
+    Path | None,
+    typer.Option("--stack-dir", envvar="CHRONOS_STACK_DIR", help="Stack directory \\[default: ~/.chronos/stack]"),
+]
+RestUrl = Annotated[
+    str | None, typer.Option("--rest-url", envvar="CHRONOS_REST_URL", help="Flink REST URL \\[default: the stack's]")
+]
+Bootstrap = Annotated[
+    str | None, typer.Option("--bootstrap", envvar="CHRONOS_BOOTSTRAP", help="Kafka bootstrap \\[default: the stack's]")
+]
+AsJson = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+
+
+def stack_dir_of(value: Path | None) -> Path:
+    from chronos.cli.wiring import default_stack_dir
+
+    return (value or default_stack_dir()).expanduser()
+
+
+def print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")

@@ -1,0 +1,215 @@
+"""`chronos profile`: record a job's workload, profile copies of it, report what was learnt."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from chronos.cli.common import AsJson, StackDir, err, out, print_json, stack_dir_of
+from chronos.errors import InvalidInput
+from chronos.model import parse_interval_ms
+from chronos.profiler.events import ProfileEvents
+
+profile_app = typer.Typer(
+    help="Profile a job: copies of it at several checkpoint intervals and loads, with faults, results stored.",
+    no_args_is_help=True,
+)
+
+Db = Annotated[Path | None, typer.Option("--db", help="Profile database (SQLite) \\[default: <stack dir>/profiles.db].")]
+
+
+def _db(stack_dir: Path, db: Path | None) -> Path:
+    return (db or stack_dir / "profiles.db").expanduser()
+
+
+def _interval_range(text: str) -> tuple[int, int]:
+    low, sep, high = text.partition("..")
+    if not sep:
+        raise InvalidInput(f"invalid --intervals {text!r}: expected a range such as 2s..60s")
+    lo, hi = parse_interval_ms(low) // 1000, parse_interval_ms(high) // 1000
+    if lo < 1 or hi <= lo:
+        raise InvalidInput(f"invalid --intervals {text!r}: from at least 1s to a larger upper end")
+    return lo, hi
+
+
+def _scales(text: str) -> tuple[float, ...]:
+    try:
+        scales = tuple(sorted({float(part) for part in text.split(",") if part.strip()}))
+    except ValueError:
+        raise InvalidInput(f"invalid --loads {text!r}: expected factors such as 1,2") from None
+    if not scales or min(scales) <= 0:
+        raise InvalidInput(f"invalid --loads {text!r}: factors must be positive")
+    return scales
+
+
+class _Bars(ProfileEvents):
+    """One bar per run slot (its phase) and one for the profile (runs done, time left)."""
+
+    def __init__(self, progress: Progress, total: TaskID, slots: list[TaskID]) -> None:
+        self.progress, self.total, self.slots = progress, total, slots
+
+    def run_started(self, slot: int, trial: int, config: Any) -> None:
+        self.progress.update(self.slots[slot], description=f"run {slot + 1}: trial {trial}, "
+                             f"{config.interval_ms / 1000:g} s x{config.load_scale:g}")
+
+    def run_phase(self, slot: int, phase: str) -> None:
+        self.progress.update(self.slots[slot], status=phase)
+
+    def run_finished(self, slot: int, run: Any) -> None:
+        self.progress.advance(self.total)
+        self.progress.update(self.slots[slot], status="done")
+        recovered = [m.recovery_s for m in run.recoveries if m.recovery_s is not None]
+        p99 = run.steady.p99_ms if run.steady else None
+        self.progress.console.print(
+            f"trial {run.trial_number}: {run.config.interval_ms / 1000:g} s, x{run.config.load_scale:g} -> {run.status}"
+            + (f", p99 {p99:,.0f} ms" if p99 is not None else "")
+            + (f", recovery {max(recovered):.1f} s" if recovered else "")
+            + (f" ({run.error})" if run.error else ""), highlight=False)
+
+
+@profile_app.command("run")
+def profile_run(
+    job: Annotated[str | None, typer.Option("--job", help="Job to profile \\[default: the one chronos submitted].")] = None,
+    trace: Annotated[Path | None, typer.Option(help="Workload: a CSV of seconds,events_per_second.")] = None,
+    rate: Annotated[float | None, typer.Option(help="Workload: a constant events/s.")] = None,
+    record: Annotated[str, typer.Option(help="Workload: record the live input topic's rate for this long.")] = "30s",
+    intervals: Annotated[str, typer.Option(help="Checkpoint interval range to explore.")] = "2s..60s",
+    loads: Annotated[str, typer.Option(help="Load levels, as factors on the workload.")] = "1",
+    faults: Annotated[int, typer.Option(min=0, help="Worst-case TaskManager kills per run.")] = 1,
+    parallel: Annotated[int, typer.Option(help="Runs at a time (one small Flink cluster each).")] = 2,
+    runs: Annotated[int | None, typer.Option(min=1, help="Stop after this many completed runs in the profile.")] = None,
+    budget: Annotated[str | None, typer.Option(help="Start no run that would end after this wall time.")] = "15m",
+    steady: Annotated[str, typer.Option(help="Fault-free window measured in each run.")] = "30s",
+    warmup: Annotated[str, typer.Option(help="Window before each fault that the steady state is learnt from.")] = "15s",
+    hold: Annotated[str, typer.Option(help="How long the steady state must hold after a fault to count as recovered.")] = "15s",
+    timeout: Annotated[str, typer.Option(help="A fault not recovered from within this is reported as not recovered.")] = "180s",
+    max_recovery: Annotated[str, typer.Option(help="QoS target the sampler focuses on: recovery time.")] = "60s",
+    max_p99: Annotated[str, typer.Option(help="QoS target the sampler focuses on: p99 latency.")] = "5s",
+    seed: Annotated[int, typer.Option(help="Seed of the design and the sampler.")] = 0,
+    resume: Annotated[bool, typer.Option("--resume", help="Continue the job's last profile (its settings).")] = False,
+    profile: Annotated[str | None, typer.Option(help="With --resume: the profile id.")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the plan and the first configurations only.")] = False,
+    db: Db = None,
+    stack_dir: StackDir = None,
+    as_json: AsJson = False,
+) -> None:
+    """Profile copies of the job on clusters of their own; the live job, its topics and output are untouched."""
+    from chronos.cli import wiring
+    from chronos.jobs.rates import TraceRate, load_trace
+    from chronos.profiler.profile import ProfileLimits, check_budget, run_profile
+    from chronos.profiler.run import RunPlan
+    from chronos.profiler.study import ProfileSpace, ProfileStudy, QosTargets, space_filling_design
+    from chronos.stack.profiling_clusters import available_memory_gib, check_capacity
+
+    sd = stack_dir_of(stack_dir)
+    state = wiring.require_stack(sd)
+    store = wiring.profile_store(_db(sd, db))
+    if resume:
+        profile_id, settings = wiring.last_profile(store, profile)
+    else:
+        with wiring.flink_client(sd, None) as client:
+            job_record = wiring.chronos_job(client, sd, job)
+        lo, hi = _interval_range(intervals)
+        if trace is not None:
+            workload = load_trace(trace)
+        elif rate is not None:
+            if rate <= 0:
+                raise InvalidInput("--rate must be positive")
+            workload = TraceRate((0.0,), (rate,))
+        else:
+            workload = wiring.record_workload(state, job_record, parse_interval_ms(record) / 1000, err)
+        settings = {
+            "spec": asdict(job_record.spec), "workload": [workload.times_s, workload.rates],
+            "interval_min_s": lo, "interval_max_s": hi, "loads": _scales(loads), "faults": faults,
+            "steady_s": parse_interval_ms(steady) / 1000, "seed": seed, "warmup_s": parse_interval_ms(warmup) / 1000,
+            "hold_s": parse_interval_ms(hold) / 1000, "timeout_s": parse_interval_ms(timeout) / 1000,
+            "max_recovery_s": parse_interval_ms(max_recovery) / 1000, "max_p99_ms": parse_interval_ms(max_p99),
+        }
+        profile_id = f"{job_record.spec.name}-{time.strftime('%Y%m%d-%H%M%S')}"
+    spec = wiring.job_spec_from(settings["spec"])
+    plan = RunPlan(profile_id, spec, TraceRate(tuple(settings["workload"][0]), tuple(settings["workload"][1])),
+                   faults=int(settings["faults"]), steady_s=float(settings["steady_s"]),
+                   warmup_s=float(settings["warmup_s"]), hold_s=float(settings["hold_s"]),
+                   timeout_s=float(settings["timeout_s"]))
+    space = ProfileSpace(int(settings["interval_min_s"]), int(settings["interval_max_s"]),
+                         tuple(settings["loads"]), initial_design=max(2, 2 * parallel))
+    targets = QosTargets(float(settings["max_recovery_s"]), float(settings["max_p99_ms"]))
+    limits = ProfileLimits(parallel, runs, parse_interval_ms(budget) / 1000 if budget else None)
+    check_capacity(parallel, available_memory_gib())
+    check_budget(plan, limits, space.interval_min_s)
+    if dry_run:
+        first = space_filling_design(space, space.initial_design, int(settings["seed"]))
+        summary = {"profile_id": profile_id, "db": str(store.path), "workload_mean_rate":
+                   sum(plan.workload.rates) / len(plan.workload.rates), "space": asdict(space), "targets": asdict(targets),
+                   "limits": asdict(limits), "first_configurations": [asdict(c) for c in first],
+                   "estimated_run_s": [round(plan.estimate_s(c.interval_ms / 1000)) for c in first]}
+        if as_json:
+            print_json(summary)
+        else:
+            for key, value in summary.items():
+                out.print(f"{key:22} {value}", highlight=False)
+        return
+    if not resume:
+        store.create_profile(profile_id, spec.name, int(time.time() * 1000), json.dumps(settings))
+    study = ProfileStudy(f"sqlite:///{store.path}", profile_id, space, int(settings["seed"]))
+    pool = wiring.profiling_pool(sd, profile_id, state, slots=spec.parallelism or 1)
+    stop = threading.Event()
+    columns = (TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+               TimeElapsedColumn(), TimeRemainingColumn(), TextColumn("{task.fields[status]}"))
+    with Progress(*columns, console=err, transient=False, disable=as_json) as progress:
+        total = progress.add_task(f"profile {profile_id}", total=runs, status="")
+        slots = [progress.add_task(f"run {i + 1}: waiting", total=None, status="") for i in range(parallel)]
+        outcome = run_profile(plan, study, store, pool, limits, targets, stop=stop,
+                              events=_Bars(progress, total, slots))
+    result = {"profile_id": profile_id, "db": str(store.path), **asdict(outcome)}
+    if as_json:
+        print_json(result)
+    else:
+        out.print(f"profile {profile_id}: {outcome.completed} runs completed, {outcome.failed} failed in "
+                  f"{outcome.elapsed_s / 60:.1f} min" + (" (stopped: `--resume` continues it)" if outcome.interrupted else ""))
+        out.print(f"report: chronos profile report --profile {profile_id}")
+    if outcome.interrupted:
+        raise typer.Exit(130)
+
+
+@profile_app.command("report")
+def profile_report(
+    profile: Annotated[str | None, typer.Option(help="Profile id \\[default: the last one].")] = None,
+    plots: Annotated[Path | None, typer.Option(help="Write recovery and p99 plots (PNG) into this directory.")] = None,
+    db: Db = None,
+    stack_dir: StackDir = None,
+    as_json: AsJson = False,
+) -> None:
+    """The profile's runs as a table (or JSON), and plots of recovery time and p99 against interval."""
+    from chronos.cli import wiring
+    from chronos.profiler.report import plot_profile, report_rows
+
+    store = wiring.profile_store(_db(stack_dir_of(stack_dir), db), must_exist=True)
+    profile_id, _ = wiring.last_profile(store, profile)
+    rows = report_rows(store.runs(profile_id))
+    written = plot_profile(rows, plots) if plots else []
+    if as_json:
+        print_json({"profile_id": profile_id, "runs": [asdict(r) for r in rows], "plots": [str(p) for p in written]})
+        return
+
+    def num(value: float | None, fmt: str = ",.0f") -> str:
+        return "-" if value is None else format(value, fmt)
+
+    table = Table("trial", "interval s", "load", "ev/s", "status", "throughput", "p50 ms", "p99 ms", "ckpt ms",
+                  "ckpt KiB", "TM cpu %", "recovery s", "replayed", title=f"profile {profile_id}", title_justify="left")
+    for r in rows:
+        recovery = num(r.recovery_s, ".1f") + (f" ({r.not_recovered} NOT)" if r.not_recovered else "")
+        table.add_row(str(r.trial), f"{r.interval_s:g}", f"x{r.load_scale:g}", num(r.load_rate), r.status,
+                      num(r.throughput), num(r.p50_ms), num(r.p99_ms), num(r.checkpoint_ms), num(r.checkpoint_kib),
+                      num(r.cpu_pct), recovery, num(r.replayed))
+    out.print(table)
+    for path in written:
+        out.print(f"plot: {path}")

@@ -1,0 +1,130 @@
+"""`chronos profile` on the real stack: parallel profiling runs on clusters of their own, interrupted
+and resumed, with the live job running untouched beside them (exactly-once checked on its output)."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+from chronos.flink.rest import FlinkRestClient
+from chronos.jobs.bounded_input import ExperimentInput
+from chronos.profiler.store import ProfileStore
+from chronos.stack.state import StackState
+from tests.cli.test_bad_input import assert_one_line_error, chronos
+from tests.conftest import wait_until
+
+
+def _java_processes_under(path: Path) -> list[str]:
+    ps = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
+    return [line for line in ps.splitlines() if "java" in line and str(path) in line]
+
+
+def _profile_topics(bootstrap: str) -> list[str]:
+    from kafka import KafkaAdminClient
+
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    try:
+        return [t for t in admin.list_topics() if "-profile-" in t]
+    finally:
+        admin.close()
+
+
+def _assert_nothing_left(stack: StackState, sd: Path) -> None:
+    profiling = sd / "profiling"
+    assert not _java_processes_under(profiling), "a profiling cluster survived"
+    assert not list(profiling.glob("*/*/stack.json")), "a profiling stack is still on record"
+    assert _profile_topics(stack.bootstrap) == [], "a profiling topic was left on the broker"
+
+
+PROFILE = ["--rate", "1500", "--intervals", "2s..8s", "--parallel", "2", "--faults", "1", "--steady", "10s",
+           "--warmup", "10s", "--hold", "10s", "--timeout", "120s", "--budget", "30m"]
+
+
+def test_a_small_profile_is_interrupted_resumed_and_leaves_the_live_job_untouched(
+    stack: StackState, flink: FlinkRestClient
+) -> None:
+    sd = Path(stack.stack_dir)
+    opts = ["--stack-dir", str(sd)]
+    submitted = chronos("job", "submit", "demo", "--interval", "3s", "--parallelism", "1", "--json", *opts)
+    assert submitted.returncode == 0, submitted.stderr
+    live_job = json.loads(submitted.stdout)["job_id"]
+    live_input = ExperimentInput(stack.bootstrap, "vehicle-events", "vehicle-stats", rate=300, vehicles=50,
+                                 run_id=uuid.uuid4().hex[:8])
+    live_input.start()
+    store = ProfileStore(sd / "profiles.db")
+    try:
+        # 1. Three runs asked, two at a time; stopped with Ctrl-C once the third is under way.
+        proc = subprocess.Popen([sys.executable, "-m", "chronos.cli.main", "profile", "run", "--job", live_job,
+                                 "--runs", "3", "--json", *PROFILE, *opts],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            wait_until(lambda: len(store.runs()) >= 2 or proc.poll() is not None, 600, 2, what="two profiling runs")
+            assert proc.poll() is None, proc.communicate()[1][-2000:]
+            wait_until(lambda: len(list((sd / "profiling").glob("*/*/flink"))) >= 1, 120, 0.5, what="a third run")
+            proc.send_signal(signal.SIGINT)
+            _, stderr = proc.communicate(timeout=300)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        assert proc.returncode == 130, stderr[-2000:]
+        assert "Traceback" not in stderr
+        runs = store.runs()
+        assert len(runs) == 2 and all(r.status == "completed" for r in runs), [r.error for r in runs]
+        assert len({r.config.interval_ms for r in runs}) == 2, "the design spreads the first runs"
+        for run in runs:
+            (m,) = run.recoveries
+            assert m.fault.injected_wall_ms < m.detected_ms < m.running_ms <= m.recovered_ms  # type: ignore[operator]
+            assert m.recovery_s is not None and m.interval_ms == run.config.interval_ms
+            assert run.steady is not None and run.steady.p99_ms is not None and run.steady.throughput
+            assert run.steady.checkpoint_duration_ms is not None
+        _assert_nothing_left(stack, sd)
+
+        # 2. Resumed: the interrupted trial runs again; the two completed ones are not repeated.
+        resumed = chronos("profile", "run", "--resume", "--runs", "3", "--json", *opts, timeout=900)
+        assert resumed.returncode == 0, resumed.stderr[-2000:]
+        outcome = json.loads(resumed.stdout)
+        assert (outcome["requeued"], outcome["completed"], outcome["failed"]) == (1, 1, 0)
+        assert len(store.runs()) == 3 and len({r.trial_number for r in store.runs()}) == 3
+        _assert_nothing_left(stack, sd)
+
+        # 3. The report reads it all back.
+        report = chronos("profile", "report", "--json", "--plots", str(sd / "plots"), *opts)
+        assert report.returncode == 0, report.stderr
+        data = json.loads(report.stdout)
+        assert len(data["runs"]) == 3 and len(data["plots"]) == 2
+        assert all(Path(p).stat().st_size > 10_000 for p in data["plots"])
+
+        # 4. The live job ran on, untouched: still RUNNING, and exactly-once over everything sent meanwhile.
+        assert flink.job(live_job).state == "RUNNING"
+        delivery = live_input.finish(timeout_s=120)
+        assert delivery.ok and delivery.input_events > 50_000, delivery
+    finally:
+        live_input.close()
+        store.close()
+        if flink.job(live_job).state == "RUNNING":
+            flink.cancel(live_job)
+
+
+def test_profile_bad_input_on_a_running_stack(stack: StackState, flink: FlinkRestClient, tmp_path: Path) -> None:
+    opts = ["--stack-dir", stack.stack_dir, "--db", str(tmp_path / "p.db")]
+    assert_one_line_error(chronos("profile", "run", "--job", "f" * 32, *opts), "not submitted by chronos")
+    submitted = chronos("job", "submit", "demo", "--interval", "3s", "--parallelism", "1", "--json",
+                        "--stack-dir", stack.stack_dir)
+    job = json.loads(submitted.stdout)["job_id"]
+    try:
+        base = ["profile", "run", "--job", job, "--rate", "1000", *opts]
+        assert_one_line_error(chronos(*base, "--intervals", "10s"), "invalid --intervals")
+        assert_one_line_error(chronos(*base, "--loads", "0"), "invalid --loads")
+        assert_one_line_error(chronos(*base, "--budget", "1m"), "too small for one profiling run")
+        assert_one_line_error(chronos(*base, "--parallel", "50"), "no room for 50 profiling clusters")
+        dry = chronos(*base, "--dry-run", "--json")
+        assert dry.returncode == 0, dry.stderr
+        plan = json.loads(dry.stdout)
+        assert len(plan["first_configurations"]) == len(plan["estimated_run_s"]) == 4
+        assert plan["workload_mean_rate"] == 1000
+    finally:
+        flink.cancel(job)

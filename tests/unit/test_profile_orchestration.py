@@ -1,0 +1,78 @@
+"""The profile loop on fake runs: counts, budget, stop and resume, stored and told."""
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from chronos.errors import InvalidInput
+from chronos.jobs.rates import TraceRate
+from chronos.model import FaultRecord, JobSpec, RecoveryMeasurement
+from chronos.profiler.profile import ProfileLimits, check_budget, run_profile
+from chronos.profiler.records import ProfileRun, RunConfig
+from chronos.profiler.run import RunInterrupted, RunPlan
+from chronos.profiler.store import ProfileStore
+from chronos.profiler.study import ProfileSpace, ProfileStudy, QosTargets
+
+PLAN = RunPlan("p1", JobSpec("j", "j.py", ("--input-topic", "i", "--output-topic", "o")), TraceRate((0.0,), (1000.0,)))
+TARGETS = QosTargets(max_recovery_s=40, max_p99_ms=2000)
+
+
+def fake_run(plan: RunPlan, number: int, config: RunConfig, pool: Any, **_: Any) -> ProfileRun:
+    fault = FaultRecord("kill-taskmanager", "pid 1", 0, 0.0)
+    m = RecoveryMeasurement(fault, config.interval_ms, "WorstCase", 1, 2, 3, config.interval_ms / 500, None, 10, 10, 1)
+    return ProfileRun(f"r{number}", plan.profile_id, number, config, 1000.0, "completed", 0, 1, recoveries=(m,))
+
+
+def setup(tmp_path: Path) -> tuple[ProfileStudy, ProfileStore]:
+    store = ProfileStore(tmp_path / "p.db")
+    store.create_profile("p1", "j", 0, "{}")
+    return ProfileStudy(f"sqlite:///{tmp_path / 'p.db'}", "p1", ProfileSpace(2, 60, (1.0,), 3), seed=1), store
+
+
+def test_runs_until_the_count_storing_and_telling_each(tmp_path: Path) -> None:
+    study, store = setup(tmp_path)
+    outcome = run_profile(PLAN, study, store, object(), ProfileLimits(parallel=2, max_runs=5), TARGETS,
+                          stop=threading.Event(), execute=fake_run)
+    assert (outcome.completed, outcome.failed, outcome.interrupted) == (5, 0, False)
+    assert len(store.runs("p1")) == 5 and study.completed() == 5
+
+
+def test_a_resumed_profile_counts_what_is_done_and_reruns_the_interrupted(tmp_path: Path) -> None:
+    study, store = setup(tmp_path)
+    stop = threading.Event()
+    calls = []
+
+    def interrupted_after_two(plan: RunPlan, number: int, config: RunConfig, pool: Any, **kw: Any) -> ProfileRun:
+        calls.append(config)
+        if len(calls) > 2:
+            stop.set()
+            raise RunInterrupted("stopping")
+        return fake_run(plan, number, config, pool, **kw)
+
+    first = run_profile(PLAN, study, store, object(), ProfileLimits(parallel=1, max_runs=4), TARGETS, stop=stop,
+                        execute=interrupted_after_two)
+    assert (first.completed, first.interrupted) == (2, True)
+    resumed_study = ProfileStudy(f"sqlite:///{tmp_path / 'p.db'}", "p1", ProfileSpace(2, 60, (1.0,), 3), seed=1)
+    seen: list[RunConfig] = []
+
+    def recording(plan: RunPlan, number: int, config: RunConfig, pool: Any, **kw: Any) -> ProfileRun:
+        seen.append(config)
+        return fake_run(plan, number, config, pool, **kw)
+
+    second = run_profile(PLAN, resumed_study, store, object(), ProfileLimits(parallel=1, max_runs=4), TARGETS,
+                         stop=threading.Event(), execute=recording)
+    assert second.requeued == 1 and second.completed == 2, "4 in all: 2 before, 2 now"
+    assert seen[0] == calls[2], "the interrupted trial runs first"
+    assert len(store.runs("p1")) == 4
+
+
+def test_no_run_starts_that_the_budget_cannot_hold(tmp_path: Path) -> None:
+    study, store = setup(tmp_path)
+    now = [0.0]
+    outcome = run_profile(PLAN, study, store, object(), ProfileLimits(parallel=1, budget_s=10.0), TARGETS,
+                          stop=threading.Event(), execute=fake_run, clock=lambda: now[0])
+    assert outcome.completed == 0
+    with pytest.raises(InvalidInput, match="too small for one profiling run"):
+        check_budget(PLAN, ProfileLimits(budget_s=10.0), smallest_interval_s=2)
