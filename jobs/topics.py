@@ -1,25 +1,32 @@
-"""Creating the demo's topics (idempotently) on the stack's broker."""
+"""Creating (idempotently) and deleting topics on the stack's broker: the demo's, a profiling copy's."""
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
+from typing import Any
 
 from chronos.errors import KafkaUnavailable
 from chronos.jobs.kafka_bootstrap import require_reachable
 
 
-def ensure_topics(bootstrap: str, names: Sequence[str], partitions: int = 2) -> list[str]:
-    """Create the topics that do not exist yet; return the ones created."""
+def _admin(bootstrap: str) -> Any:
     from kafka import KafkaAdminClient
-    from kafka.admin import NewTopic
-    from kafka.errors import KafkaError, TopicAlreadyExistsError
+    from kafka.errors import KafkaError
 
     require_reachable(bootstrap)
     try:
-        admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=10000)
+        return KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=10000)
     except (KafkaError, OSError, ValueError) as exc:
         raise KafkaUnavailable(f"cannot reach Kafka at {bootstrap} ({type(exc).__name__})") from exc
+
+
+def ensure_topics(bootstrap: str, names: Sequence[str], partitions: int = 2) -> list[str]:
+    """Create the topics that do not exist yet; return the ones created."""
+    from kafka.admin import NewTopic
+    from kafka.errors import TopicAlreadyExistsError
+
+    admin = _admin(bootstrap)
     try:
         existing = set(admin.list_topics())
         missing = [n for n in names if n not in existing]
@@ -33,14 +40,7 @@ def ensure_topics(bootstrap: str, names: Sequence[str], partitions: int = 2) -> 
 
 def delete_topics(bootstrap: str, names: Sequence[str]) -> None:
     """Delete topics that exist (a profiling copy's, when its run ends); absent ones are fine."""
-    from kafka import KafkaAdminClient
-    from kafka.errors import KafkaError
-
-    require_reachable(bootstrap)
-    try:
-        admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=10000)
-    except (KafkaError, OSError, ValueError) as exc:
-        raise KafkaUnavailable(f"cannot reach Kafka at {bootstrap} ({type(exc).__name__})") from exc
+    admin = _admin(bootstrap)
     try:
         existing = [n for n in names if n in set(admin.list_topics())]
         if existing:

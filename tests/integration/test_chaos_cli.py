@@ -10,11 +10,17 @@ from chronos.stack.state import StackState, load_state
 from tests.cli.test_bad_input import assert_one_line_error, chronos
 
 
+def submit_demo(stack: StackState, interval: str) -> str:
+    """The demo job through the CLI, as a user submits it; returns its id."""
+    submitted = chronos("job", "submit", "demo", "--interval", interval, "--parallelism", "1", "--json",
+                        "--stack-dir", stack.stack_dir)
+    assert submitted.returncode == 0, submitted.stderr
+    return str(json.loads(submitted.stdout)["job_id"])
+
+
 def test_kill_taskmanager_reports_a_measured_recovery(stack: StackState, flink: FlinkRestClient) -> None:
     sd = ["--stack-dir", stack.stack_dir]
-    submitted = chronos("job", "submit", "demo", "--interval", "3s", "--parallelism", "1", "--json", *sd)
-    assert submitted.returncode == 0, submitted.stderr
-    job_id = json.loads(submitted.stdout)["job_id"]
+    job_id = submit_demo(stack, "3s")
     try:
         assert chronos("load", "run", "--rate", "1000", "--background", *sd).returncode == 0
         done = chronos("chaos", "kill-taskmanager", "--job", job_id, "--when", "worst-case", "--before", "1",
@@ -53,9 +59,7 @@ rollbacks: [restart-taskmanagers, resume-taskmanagers]
 def test_failing_hypothesis_stops_before_injecting_and_rollbacks_run(stack: StackState, flink: FlinkRestClient,
                                                                      tmp_path: Path) -> None:
     sd = ["--stack-dir", stack.stack_dir]
-    submitted = chronos("job", "submit", "demo", "--interval", "2s", "--parallelism", "1", "--json", *sd)
-    assert submitted.returncode == 0, submitted.stderr
-    job_id = json.loads(submitted.stdout)["job_id"]
+    job_id = submit_demo(stack, "2s")
     experiment = tmp_path / "exp.yaml"
     experiment.write_text(FAILING_HYPOTHESIS)
     journal = tmp_path / "journal.json"
@@ -100,9 +104,7 @@ def test_an_experiment_with_its_own_load_measures_the_fault_and_proves_exactly_o
     stack: StackState, flink: FlinkRestClient, tmp_path: Path
 ) -> None:
     sd = ["--stack-dir", stack.stack_dir]
-    submitted = chronos("job", "submit", "demo", "--interval", "3s", "--parallelism", "1", "--json", *sd)
-    assert submitted.returncode == 0, submitted.stderr
-    job_id = json.loads(submitted.stdout)["job_id"]
+    job_id = submit_demo(stack, "3s")
     experiment = tmp_path / "exp.yaml"
     experiment.write_text(OWN_LOAD)
     try:

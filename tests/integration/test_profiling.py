@@ -16,6 +16,7 @@ from chronos.profiler.store import ProfileStore
 from chronos.stack.state import StackState
 from tests.cli.test_bad_input import assert_one_line_error, chronos
 from tests.conftest import wait_until
+from tests.integration.test_chaos_cli import submit_demo
 
 
 def _java_processes_under(path: Path) -> list[str]:
@@ -49,9 +50,7 @@ def test_a_small_profile_is_interrupted_resumed_and_leaves_the_live_job_untouche
 ) -> None:
     sd = Path(stack.stack_dir)
     opts = ["--stack-dir", str(sd)]
-    submitted = chronos("job", "submit", "demo", "--interval", "3s", "--parallelism", "1", "--json", *opts)
-    assert submitted.returncode == 0, submitted.stderr
-    live_job = json.loads(submitted.stdout)["job_id"]
+    live_job = submit_demo(stack, "3s")
     live_input = ExperimentInput(stack.bootstrap, "vehicle-events", "vehicle-stats", rate=300, vehicles=50,
                                  run_id=uuid.uuid4().hex[:8])
     live_input.start()
@@ -112,9 +111,7 @@ def test_a_small_profile_is_interrupted_resumed_and_leaves_the_live_job_untouche
 def test_profile_bad_input_on_a_running_stack(stack: StackState, flink: FlinkRestClient, tmp_path: Path) -> None:
     opts = ["--stack-dir", stack.stack_dir, "--db", str(tmp_path / "p.db")]
     assert_one_line_error(chronos("profile", "run", "--job", "f" * 32, *opts), "not submitted by chronos")
-    submitted = chronos("job", "submit", "demo", "--interval", "3s", "--parallelism", "1", "--json",
-                        "--stack-dir", stack.stack_dir)
-    job = json.loads(submitted.stdout)["job_id"]
+    job = submit_demo(stack, "3s")
     try:
         base = ["profile", "run", "--job", job, "--rate", "1000", *opts]
         assert_one_line_error(chronos(*base, "--intervals", "10s"), "invalid --intervals")
