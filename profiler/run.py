@@ -85,9 +85,9 @@ def execute_run(
     on_phase: Callable[[str], None] = lambda phase: None,
     wall_ms: Callable[[], int] = lambda: int(time.time() * 1000),
 ) -> ProfileRun:
-    run_id = f"{plan.profile_id}-t{trial_number}-{uuid.uuid4().hex[:4]}"
+    run_id = f"t{trial_number}-{uuid.uuid4().hex[:8]}"  # names the copy's topics, group and cluster directory
     started = wall_ms()
-    rate = plan.workload.rates[0] * config.load_scale
+    rate = sum(plan.workload.rates) / len(plan.workload.rates) * config.load_scale
 
     def sleep(seconds: float) -> None:
         if stop.is_set():
@@ -102,7 +102,7 @@ def execute_run(
         cluster = pool.acquire(run_id)
     except Exception as exc:  # noqa: BLE001 - a run that cannot start is a failed run, not a failed profile
         return failed(f"cluster: {exc}")
-    copy = profiling_copy(plan.spec, run_id.replace("_", "-"), cluster.bootstrap)
+    copy = profiling_copy(plan.spec, run_id, cluster.bootstrap)
     load_stop = threading.Event()
     load_thread: threading.Thread | None = None
     client = FlinkRestClient(cluster.rest_url)
@@ -110,7 +110,7 @@ def execute_run(
     try:
         ensure_topics(cluster.bootstrap, [copy.input_topic, copy.output_topic], partitions=plan.partitions)
         load = LoadPlan(cluster.bootstrap, copy.input_topic, ScaledRate(plan.workload, config.load_scale),
-                        vehicles=plan.vehicles, run_id=run_id.replace("_", "-"), duration_s=24 * 3600,
+                        vehicles=plan.vehicles, run_id=run_id, duration_s=24 * 3600,
                         workers=2 if rate > 6000 else 1)
         load_thread = threading.Thread(target=run_parallel_load, args=(load,),
                                        kwargs={"should_stop": load_stop.is_set}, daemon=True)
