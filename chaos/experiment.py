@@ -69,7 +69,7 @@ class When(_Model):
 
 
 class Action(_Model):
-    fault: Literal["kill-taskmanager", "pause-taskmanager", "restart-kafka"]
+    fault: Literal["kill-taskmanager", "pause-taskmanager", "restart-kafka", "kill-python-worker"]
     when: When = When()
     seconds: float = Field(default=10.0, gt=0, description="pause-taskmanager: how long")
     pause_after_s: float = Field(default=0.0, alias="pause-after-s", ge=0)

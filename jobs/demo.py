@@ -20,6 +20,7 @@ class DemoSettings:
     parallelism: int = 2
     window_s: int = 5
     group_id: str = "chronos-demo"
+    python_udf: bool = False  # a Python worker per TaskManager (for the python-worker fault)
 
 
 def demo_spec(s: DemoSettings) -> JobSpec:
@@ -34,4 +35,6 @@ def demo_spec(s: DemoSettings) -> JobSpec:
     )
     if s.connector_jar:
         args += ("--connector-jar", s.connector_jar)
+    if s.python_udf:
+        args += ("--python-udf",)
     return JobSpec(name=s.name, python_file=str(JOB_FILE), args=args, parallelism=s.parallelism)

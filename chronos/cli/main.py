@@ -301,6 +301,7 @@ def job_submit(
     state_backend: Annotated[str, typer.Option(help="hashmap | rocksdb")] = "hashmap",
     incremental: Annotated[bool, typer.Option(help="Incremental checkpoints (rocksdb).")] = False,
     window: Annotated[int, typer.Option(help="Window length in seconds.")] = 5,
+    python_udf: Annotated[bool, typer.Option("--python-udf", help="Average speeds in a Python UDF (a Python worker).")] = False,
     from_savepoint: Annotated[str | None, typer.Option(help="Restore from this savepoint.")] = None,
     path: Annotated[str, typer.Option(help="Submission path: rest (fast) or cli (flink run).")] = "rest",
     create_topics: Annotated[bool, typer.Option(help="Create the demo topics if missing.")] = True,
@@ -324,7 +325,7 @@ def job_submit(
     sd = _stack_dir(stack_dir)
     state = wiring.require_stack(sd)
     servers = bootstrap or state.bootstrap
-    demo = DemoSettings(bootstrap=servers, parallelism=parallelism, window_s=window)
+    demo = DemoSettings(bootstrap=servers, parallelism=parallelism, window_s=window, python_udf=python_udf)
     if create_topics:
         ensure_topics(servers, [demo.input_topic, demo.output_topic], partitions=2)
     spec = demo_spec(demo)

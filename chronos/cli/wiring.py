@@ -21,7 +21,7 @@ from chronos.jobs.rates import TraceRate
 from chronos.model import JobSpec
 from chronos.profiler.store import ProfileStore
 from chronos.signals.live import LiveSignals
-from chronos.stack.faults import KillTaskManager, PauseTaskManager, RestartKafka, resume_taskmanagers
+from chronos.stack.faults import KillPythonWorker, KillTaskManager, PauseTaskManager, RestartKafka, resume_taskmanagers
 from chronos.stack.job_records import JobRecord, JobRecordStore
 from chronos.stack.profiling_clusters import LocalClusterPool
 from chronos.stack.state import StackState, load_state
@@ -108,6 +108,7 @@ def stack_faults(stack_dir: Path) -> dict[str, Callable[[Action], FaultInjector]
         "kill-taskmanager": lambda action: KillTaskManager(stack_dir),
         "pause-taskmanager": lambda action: PauseTaskManager(stack_dir, action.seconds),
         "restart-kafka": lambda action: RestartKafka(stack_dir),
+        "kill-python-worker": lambda action: KillPythonWorker(stack_dir),
     }
 
 

@@ -103,6 +103,58 @@ class PauseTaskManager:
         self._paused = None
 
 
+def _children(pid: int, proc: Path = Path("/proc")) -> list[int]:
+    """Every descendant of `pid`, from the parent ids in /proc/*/stat."""
+    parents: dict[int, int] = {}
+    for stat in proc.glob("[0-9]*/stat"):
+        try:
+            parents[int(stat.parent.name)] = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+    found, frontier = [], [pid]
+    while frontier:
+        current = frontier.pop()
+        kids = [child for child, parent in parents.items() if parent == current]
+        found.extend(kids)
+        frontier.extend(kids)
+    return found
+
+
+def python_workers(state: StackState, proc: Path = Path("/proc")) -> list[int]:
+    """PIDs of the Python UDF workers the TaskManagers launched (pyflink's Beam worker processes)."""
+    workers = []
+    for tm in state.taskmanager_pids:
+        for pid in _children(tm, proc):
+            try:
+                argv = (proc / str(pid) / "cmdline").read_bytes().replace(b"\0", b" ")
+            except OSError:
+                continue
+            if b"python" in argv and b"pyflink" in argv and b"beam" in argv:
+                workers.append(pid)
+    return workers
+
+
+class KillPythonWorker:
+    """SIGKILL a Python UDF worker of a TaskManager: the task fails and Flink restarts it from the last
+    checkpoint, with a fresh worker, while the TaskManager lives on."""
+
+    def __init__(self, stack_dir: Path, wall_ms: Callable[[], int] = _now_ms) -> None:
+        self._stack_dir = stack_dir
+        self._wall_ms = wall_ms
+
+    def inject(self) -> FaultRecord:
+        workers = python_workers(_state(self._stack_dir))
+        if not workers:
+            raise StackError("no Python worker is running: the job has no Python UDFs (SQL without UDFs runs in the JVM)")
+        victim = workers[0]
+        wall, mono = self._wall_ms(), time.monotonic()
+        os.kill(victim, signal.SIGKILL)
+        return FaultRecord("kill-python-worker", f"pid {victim}", wall, mono, f"killed pid {victim} of {len(workers)}")
+
+    def rollback(self) -> None:
+        """Nothing to undo: Flink starts a new worker with the restarted task."""
+
+
 class RestartKafka:
     """Stop the broker (SIGTERM, then SIGKILL) and start it again on the same port and data."""
 

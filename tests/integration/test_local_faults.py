@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import time
 import uuid
+from dataclasses import replace
 from pathlib import Path
 
 from chronos.flink.rest import FlinkRestClient
+from chronos.jobs.demo import demo_spec
+from chronos.jobs.output import output_totals
 from chronos.jobs.topics import ensure_topics
-from chronos.stack.faults import KillTaskManager, PauseTaskManager, RestartKafka
+from chronos.stack.faults import KillPythonWorker, KillTaskManager, PauseTaskManager, RestartKafka, python_workers
 from chronos.stack.local_stack import status
 from chronos.stack.processes import is_alive
 from chronos.stack.state import StackState, load_state
@@ -73,3 +76,36 @@ def test_kafka_restart_keeps_port_and_topics(stack: StackState) -> None:
     assert record.kind == "restart-kafka"
     assert ensure_topics(stack.bootstrap, [topic]) == [], "the topic is still there"
     assert status(stack.stack_dir_path).health == "healthy"
+
+
+def test_killed_python_worker_fails_the_task_and_the_job_restores_losing_nothing(
+    demo_job: DemoJob, flink: FlinkRestClient
+) -> None:
+    """The demo job with a Python UDF has a Python worker; killing it fails the task, the TaskManager
+    lives on, Flink restores the last checkpoint with a new worker, and the output stays exactly-once."""
+    stack_dir = demo_job.stack.stack_dir_path
+    demo_job.settings = replace(demo_job.settings, python_udf=True, parallelism=1)
+    demo_job.spec = demo_spec(demo_job.settings)
+    job_id = demo_job.submit(interval_ms=2000)
+    n = 30_000
+    load = BackgroundLoad(demo_job.stack.bootstrap, demo_job.settings.input_topic, rate=500, count=n, vehicles=100,
+                          close_windows=True)
+    try:
+        wait_until(lambda: flink.checkpoints(job_id).counts.completed >= 2, 60, what="checkpoints before the fault")
+        state = load_state(stack_dir)
+        assert state is not None
+        before = wait_until(lambda: python_workers(state), 30, what="a Python worker")
+        record = KillPythonWorker(stack_dir).inject()
+        victim = int(record.target.split()[1])
+        assert record.kind == "kill-python-worker" and victim in before
+        wait_until(lambda: not is_alive(victim), 10, what="the worker to die")
+        wait_until(lambda: flink.exceptions(job_id).exception_history.entries, 60, what="the failure in the history")
+        wait_until(lambda: flink.job(job_id).all_running and flink.checkpoints(job_id).latest.restored is not None,
+                   120, what="the job to restore and run again")
+        after = wait_until(lambda: [p for p in python_workers(state) if p != victim], 60, what="a new Python worker")
+        assert victim not in after and all(is_alive(pid) for pid in state.taskmanager_pids), "the TaskManager lived on"
+        report = load.join(timeout_s=180)
+    finally:
+        load.halt()
+    totals = output_totals(demo_job.stack.bootstrap, demo_job.settings.output_topic, "vehicle", n, timeout_s=120)
+    assert dict(totals) == dict(report.per_vehicle), "exactly-once across the worker loss"
