@@ -70,7 +70,7 @@ def run_profile(
                 return None
             number, config = study.ask()
             if limits.budget_s is not None and clock() - start + plan.estimate_s(config.interval_ms / 1000) > limits.budget_s:
-                return None  # no time left for it: it stays RUNNING in the study, and a resume runs it first
+                return None  # no time left for it: it stays RUNNING in the study; a resume queues it again
             counts["asked"] += 1
             return number, config
 

@@ -79,7 +79,7 @@ class ProfileStudy:
 
     def requeue_interrupted(self) -> int:
         """Trials left RUNNING by a profile that was stopped: failed, and their configuration queued
-        again so a resumed profile runs them first. Returns how many."""
+        again (behind any design points still waiting). Returns how many."""
         stale = self.study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
         for trial in stale:
             self.study.tell(trial.number, state=TrialState.FAIL)

@@ -64,7 +64,7 @@ def test_a_resumed_profile_counts_what_is_done_and_reruns_the_interrupted(tmp_pa
     second = run_profile(PLAN, resumed_study, store, object(), ProfileLimits(parallel=1, max_runs=4), TARGETS,
                          stop=threading.Event(), execute=recording)
     assert second.requeued == 1 and second.completed == 2, "4 in all: 2 before, 2 now"
-    assert seen[0] == calls[2], "the interrupted trial runs first"
+    assert seen[0] == calls[2], "the interrupted trial runs again (no design point was left waiting)"
     assert len(store.runs("p1")) == 4
 
 
