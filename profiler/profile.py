@@ -1,8 +1,9 @@
 """A whole profile: N runs at a time, each configuration asked of the study, each result stored and
 told back, until the run count or the time budget is spent or the user stops it.
 
-Stopping (Ctrl-C) sets one event: runs in flight end at their next step and clean up after themselves,
-completed runs stay stored, and the interrupted trials are queued again by the next `--resume`.
+Stopping sets one event (the CLI sets it on Ctrl-C or SIGTERM): runs in flight end at their next step
+and clean up after themselves, completed runs stay stored, and the interrupted trials are queued again
+by the next `--resume`. The loop waits for every run to be cleaned up before it returns.
 """
 
 from __future__ import annotations
@@ -99,17 +100,16 @@ def run_profile(
                 counts["completed" if run.status == "completed" else "failed"] += 1
             events.run_finished(slot, run)
 
-    threads = [threading.Thread(target=worker, args=(slot,), daemon=True) for slot in range(limits.parallel)]
+    # Not daemons: the interpreter must not exit under a run that is still starting or cleaning up a cluster.
+    threads = [threading.Thread(target=worker, args=(slot,)) for slot in range(limits.parallel)]
     for thread in threads:
         thread.start()
-    try:
-        while any(t.is_alive() for t in threads):
+    while any(t.is_alive() for t in threads):
+        try:
             for thread in threads:
                 thread.join(0.5)
-    except KeyboardInterrupt:
-        stop.set()
-        for thread in threads:
-            thread.join(plan.timeout_s + 120)
+        except KeyboardInterrupt:  # callers that install no handler of their own (the CLI does)
+            stop.set()
     if errors:
         raise errors[0]
     return ProfileOutcome(counts["completed"], counts["failed"], requeued, stop.is_set(), clock() - start)

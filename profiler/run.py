@@ -89,9 +89,12 @@ def execute_run(
     started = wall_ms()
     rate = sum(plan.workload.rates) / len(plan.workload.rates) * config.load_scale
 
-    def sleep(seconds: float) -> None:
+    def check() -> None:
         if stop.is_set():
             raise RunInterrupted(run_id)
+
+    def sleep(seconds: float) -> None:
+        check()
         time.sleep(seconds)
 
     def failed(error: str) -> ProfileRun:
@@ -108,6 +111,7 @@ def execute_run(
     client = FlinkRestClient(cluster.rest_url)
     samples: list[SignalSample] = []
     try:
+        check()
         ensure_topics(cluster.bootstrap, [copy.input_topic, copy.output_topic], partitions=plan.partitions)
         load = LoadPlan(cluster.bootstrap, copy.input_topic, ScaledRate(plan.workload, config.load_scale),
                         vehicles=plan.vehicles, run_id=run_id, duration_s=24 * 3600,
@@ -118,6 +122,7 @@ def execute_run(
         on_phase(f"submitting (interval {config.interval_ms / 1000:g} s, {rate:,.0f} ev/s)")
         job_id = RestSubmitter(client, find_distribution().python_jar).submit(copy.spec, CheckpointSettings(config.interval_ms))
         client.wait_until_running(job_id, timeout_s=120)
+        check()
         signals = LiveSignals(client, job_id, copy.spec.name, cluster.bootstrap, copy.input_topic,
                               copy.output_topic, cluster.reporter_urls)
         try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import threading
 import time
 from dataclasses import asdict
@@ -10,7 +11,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from chronos.cli.common import AsJson, StackDir, err, out, print_json, stack_dir_of
@@ -53,8 +54,8 @@ def _scales(text: str) -> tuple[float, ...]:
 class _Bars(ProfileEvents):
     """One bar per run slot (its phase) and one for the profile (runs done, time left)."""
 
-    def __init__(self, progress: Progress, total: TaskID, slots: list[TaskID]) -> None:
-        self.progress, self.total, self.slots = progress, total, slots
+    def __init__(self, progress: Progress, total: TaskID, slots: list[TaskID], runs: int | None) -> None:
+        self.progress, self.total, self.slots, self.runs, self.done = progress, total, slots, runs, 0
 
     def run_started(self, slot: int, trial: int, config: Any) -> None:
         self.progress.update(self.slots[slot], description=f"run {slot + 1}: trial {trial}, "
@@ -64,7 +65,9 @@ class _Bars(ProfileEvents):
         self.progress.update(self.slots[slot], status=phase)
 
     def run_finished(self, slot: int, run: Any) -> None:
+        self.done += 1
         self.progress.advance(self.total)
+        self.progress.update(self.total, count=f"{self.done}/{self.runs or '-'} runs")
         self.progress.update(self.slots[slot], status="done")
         recovered = [m.recovery_s for m in run.recoveries if m.recovery_s is not None]
         p99 = run.steady.p99_ms if run.steady else None
@@ -162,13 +165,25 @@ def profile_run(
     study = ProfileStudy(f"sqlite:///{store.path}", profile_id, space, int(settings["seed"]))
     pool = wiring.profiling_pool(sd, profile_id, state, slots=spec.parallelism or 1)
     stop = threading.Event()
-    columns = (TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-               TimeElapsedColumn(), TimeRemainingColumn(), TextColumn("{task.fields[status]}"))
+
+    def graceful(signum: int, _: object) -> None:
+        if stop.is_set():
+            raise KeyboardInterrupt  # a second Ctrl-C: the user does not want to wait
+        stop.set()
+        err.print("stopping: the runs in flight clean up their clusters (Ctrl-C again to abandon them)")
+
+    previous = {sig: signal.signal(sig, graceful) for sig in (signal.SIGINT, signal.SIGTERM)}
+    columns = (TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[count]}"),
+               TimeElapsedColumn(), TextColumn("{task.fields[status]}"))
     with Progress(*columns, console=err, transient=False, disable=as_json) as progress:
-        total = progress.add_task(f"profile {profile_id}", total=runs, status="")
-        slots = [progress.add_task(f"run {i + 1}: waiting", total=None, status="") for i in range(parallel)]
-        outcome = run_profile(plan, study, store, pool, limits, targets, stop=stop,
-                              events=_Bars(progress, total, slots))
+        total = progress.add_task(f"profile {profile_id}", total=runs, status="", count=f"0/{runs or '-'} runs")
+        slots = [progress.add_task(f"run {i + 1}: waiting", total=None, status="", count="") for i in range(parallel)]
+        try:
+            outcome = run_profile(plan, study, store, pool, limits, targets, stop=stop,
+                                  events=_Bars(progress, total, slots, runs))
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
     result = {"profile_id": profile_id, "db": str(store.path), **asdict(outcome)}
     if as_json:
         print_json(result)

@@ -43,6 +43,11 @@ def _first_error_line(response: httpx.Response) -> str:
     return line.replace("org.apache.flink.runtime.rest.handler.RestHandlerException: ", "")[:300]
 
 
+# Running a PyFlink program plans it in a Python process on the JobManager: seconds on a warm
+# cluster, much longer on a cold one sharing two cores with others (profiling clusters start cold).
+SUBMIT_TIMEOUT_S = 180.0
+
+
 class FlinkRestClient:
     def __init__(
         self,
@@ -220,7 +225,8 @@ class FlinkRestClient:
     def upload_jar(self, jar: Path) -> str:
         with open(jar, "rb") as handle:
             reply = self._request(
-                "POST", "/jars/upload", files={"jarfile": (jar.name, handle, "application/x-java-archive")}
+                "POST", "/jars/upload", files={"jarfile": (jar.name, handle, "application/x-java-archive")},
+                timeout=SUBMIT_TIMEOUT_S,
             )
         return Path(str(reply["filename"])).name
 
@@ -242,5 +248,5 @@ class FlinkRestClient:
             body["flinkConfiguration"] = dict(flink_configuration)
         if parallelism:
             body["parallelism"] = parallelism
-        reply = self._request("POST", f"/jars/{jar_id}/run", json=body)
+        reply = self._request("POST", f"/jars/{jar_id}/run", json=body, timeout=SUBMIT_TIMEOUT_S)
         return str(reply["jobid"])
