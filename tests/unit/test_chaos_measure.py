@@ -75,3 +75,37 @@ def test_best_case_replays_less_than_worst_case() -> None:
     best, _ = _measure(BestCase(after_s=0.5))
     assert best.records_reprocessed is not None and worst.records_reprocessed is not None
     assert best.records_reprocessed < 1_000 < 6_000 < worst.records_reprocessed
+
+
+class SlowWorld(World):
+    """Each sample takes 3 s (a loaded machine): a 10 s warm-up holds only 4 of them."""
+
+    def sample(self) -> SignalSample:
+        self.now_ms += 3000
+        return super().sample()
+
+
+def test_a_slowly_sampled_warmup_goes_on_until_it_can_learn_the_steady_state() -> None:
+    world = SlowWorld()
+    start = world.now_ms
+    m = measure_recovery(world, world, WorstCase(before_s=3), warmup_s=10, sample_every_s=0.5, hold_s=15,
+                         timeout_s=120, wall_ms=world.wall_ms, sleep=world.sleep)
+    assert m.fault.injected_wall_ms - start > 10_000, "the warm-up took longer than asked"
+    assert m.recovery_s is not None
+
+
+def test_a_warmup_that_never_sees_the_job_running_gives_up_after_three_times_its_length() -> None:
+    class Down(World):
+        def sample(self) -> SignalSample:
+            return SignalSample(self.now_ms, False)
+
+    world = Down()
+    start = world.now_ms
+    try:
+        measure_recovery(world, world, WorstCase(before_s=3), warmup_s=10, wall_ms=world.wall_ms, sleep=world.sleep)
+    except ValueError as exc:
+        assert "pre-fault samples" in str(exc)
+        assert 30_000 <= world.now_ms - start <= 31_000
+    else:
+        raise AssertionError("a steady state was learnt from a job that never ran")
+    assert world.fault_ms is None, "no fault without a steady state to measure against"
