@@ -41,7 +41,7 @@ def _assert_nothing_left(stack: StackState, sd: Path) -> None:
     assert _profile_topics(stack.bootstrap) == [], "a profiling topic was left on the broker"
 
 
-PROFILE = ["--rate", "1500", "--intervals", "2s..8s", "--parallel", "2", "--faults", "1", "--steady", "10s",
+PROFILE = ["--rate", "1000", "--intervals", "2s..8s", "--parallel", "2", "--faults", "1", "--steady", "10s",
            "--warmup", "10s", "--hold", "10s", "--timeout", "120s", "--budget", "30m"]
 
 
