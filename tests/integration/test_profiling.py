@@ -7,15 +7,18 @@ import json
 import signal
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 
 from chronos.flink.rest import FlinkRestClient
 from chronos.jobs.bounded_input import ExperimentInput
+from chronos.jobs.topic_offsets import TopicEndOffsets
 from chronos.profiler.store import ProfileStore
+from chronos.profiler.workload import record_trace
 from chronos.stack.state import StackState
 from tests.cli.test_bad_input import assert_one_line_error, chronos
-from tests.conftest import wait_until
+from tests.conftest import BackgroundLoad, DemoJob, wait_until
 from tests.integration.test_chaos_cli import submit_demo
 
 
@@ -108,6 +111,20 @@ def test_a_small_profile_is_interrupted_resumed_and_leaves_the_live_job_untouche
             flink.cancel(live_job)
 
 
+def test_the_live_workload_is_recorded_from_its_input_offsets(demo_job: DemoJob) -> None:
+    topic = demo_job.settings.input_topic
+    load = BackgroundLoad(demo_job.stack.bootstrap, topic, rate=2000, duration_s=30)
+    reader = TopicEndOffsets(demo_job.stack.bootstrap, topic)
+    try:
+        time.sleep(3)
+        trace = record_trace(reader, window_s=12, every_s=3)
+    finally:
+        reader.close()
+        load.halt()
+    assert trace.times_s == (0, 3, 6, 9)
+    assert all(1600 <= r <= 2400 for r in trace.rates), trace.rates
+
+
 def test_profile_bad_input_on_a_running_stack(stack: StackState, flink: FlinkRestClient, tmp_path: Path) -> None:
     opts = ["--stack-dir", stack.stack_dir, "--db", str(tmp_path / "p.db")]
     assert_one_line_error(chronos("profile", "run", "--job", "f" * 32, *opts), "not submitted by chronos")
@@ -123,5 +140,7 @@ def test_profile_bad_input_on_a_running_stack(stack: StackState, flink: FlinkRes
         plan = json.loads(dry.stdout)
         assert len(plan["first_configurations"]) == len(plan["estimated_run_s"]) == 4
         assert plan["workload_mean_rate"] == 1000
+        quiet = chronos("profile", "run", "--job", job, "--record", "3s", "--dry-run", *opts)
+        assert_one_line_error(quiet, "carried no events during the 3 s recording", "--rate")
     finally:
         flink.cancel(job)
