@@ -38,8 +38,8 @@ def record_trace(
     last_t, last_offset = start, reader.total_end_offset()
     times: list[float] = []
     rates: list[float] = []
-    while last_t - start + every_s <= window_s + 1e-9:
-        sleep(max(0.0, last_t + every_s - clock()))
+    for step in range(1, int(window_s // every_s + 1e-9) + 1):
+        sleep(max(0.0, start + step * every_s - clock()))  # on a fixed grid: steps do not drift
         now, offset = clock(), reader.total_end_offset()
         rate = max(0.0, (offset - last_offset) / (now - last_t)) if now > last_t else 0.0
         times.append(round(last_t - start, 3))

