@@ -61,6 +61,7 @@ def plot_profile(rows: Sequence[ReportRow], directory: Path) -> list[Path]:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import NullFormatter
 
     directory.mkdir(parents=True, exist_ok=True)
     written = []
@@ -79,6 +80,10 @@ def plot_profile(rows: Sequence[ReportRow], directory: Path) -> list[Path]:
                     label=f"load x{scale:g} (~{rate:,.0f} ev/s)")
         ax.set(xlabel="checkpoint interval (s)", ylabel=label, title=label.split(" (")[0] + " vs checkpoint interval")
         ax.set_xscale("log")
+        ticks = sorted({r.interval_s for r in rows})
+        if ticks:
+            ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
+        ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_ylim(bottom=0)
         ax.grid(alpha=0.3)
         if ax.get_legend_handles_labels()[0]:
