@@ -21,23 +21,11 @@ from typing import Any
 
 from chronos.errors import KafkaUnavailable
 from chronos.jobs.fleet import VehicleFleet
-from chronos.jobs.kafka_bootstrap import require_reachable
 from chronos.jobs.loadgen import KafkaEventSink, LoadReport, run_load
 from chronos.jobs.output import OutputRecord
 from chronos.jobs.rates import ConstantRate
+from chronos.jobs.topic_offsets import groupless_consumer
 from chronos.model import DeliveryCheck
-
-
-def _consumer(bootstrap: str, isolation: str) -> Any:
-    from kafka import KafkaConsumer
-    from kafka.errors import KafkaError
-
-    require_reachable(bootstrap)
-    try:
-        return KafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False,
-                             isolation_level=isolation, request_timeout_ms=30000)
-    except (KafkaError, OSError, ValueError) as exc:
-        raise KafkaUnavailable(f"cannot reach Kafka at {bootstrap} ({type(exc).__name__})") from exc
 
 
 def _assign_from(consumer: Any, topic: str, offsets: dict[Any, int] | None) -> dict[Any, int]:
@@ -96,7 +84,7 @@ class ExperimentInput:
 
     def start(self) -> None:
         for topic, attr in ((self.input_topic, "_input_start"), (self.output_topic, "_output_start")):
-            consumer = _consumer(self.bootstrap, "read_uncommitted")
+            consumer = groupless_consumer(self.bootstrap, "read_uncommitted")
             try:
                 setattr(self, attr, _assign_from(consumer, topic, None))
             finally:
@@ -105,7 +93,7 @@ class ExperimentInput:
 
     def _input_counts(self) -> Counter[str]:
         """Per key, the counted events in the input topic (all of them: the producer has flushed)."""
-        consumer = _consumer(self.bootstrap, "read_uncommitted")
+        consumer = groupless_consumer(self.bootstrap, "read_uncommitted")
         counts: Counter[str] = Counter()
         mine = (self.prefix + "-").encode()
         try:
@@ -130,7 +118,7 @@ class ExperimentInput:
         try:
             expected = self._input_counts()
             observed: Counter[str] = Counter()
-            consumer = _consumer(self.bootstrap, "read_committed")
+            consumer = groupless_consumer(self.bootstrap, "read_committed")
             deadline = self._clock() + timeout_s
             settled_at: float | None = None
             try:

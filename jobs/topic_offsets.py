@@ -8,16 +8,24 @@ from chronos.errors import KafkaUnavailable
 from chronos.jobs.kafka_bootstrap import require_reachable
 
 
+def groupless_consumer(bootstrap: str, isolation: str = "read_uncommitted") -> Any:
+    """A consumer in no group that commits nothing: it reads or inspects a topic without a trace."""
+    from kafka import KafkaConsumer
+    from kafka.errors import KafkaError
+
+    require_reachable(bootstrap)
+    try:
+        return KafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False,
+                             isolation_level=isolation, request_timeout_ms=30000)
+    except (KafkaError, OSError, ValueError) as exc:
+        raise KafkaUnavailable(f"cannot reach Kafka at {bootstrap} ({type(exc).__name__})") from exc
+
+
 class TopicEndOffsets:
     def __init__(self, bootstrap: str, topic: str) -> None:
-        from kafka import KafkaConsumer, TopicPartition
-        from kafka.errors import KafkaError
+        from kafka import TopicPartition
 
-        require_reachable(bootstrap)
-        try:
-            self._consumer: Any = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False)
-        except (KafkaError, OSError, ValueError) as exc:
-            raise KafkaUnavailable(f"cannot reach Kafka at {bootstrap} ({type(exc).__name__})") from exc
+        self._consumer = groupless_consumer(bootstrap)
         partitions = self._consumer.partitions_for_topic(topic)
         if not partitions:
             self._consumer.close()

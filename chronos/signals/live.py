@@ -15,6 +15,7 @@ from chronos.errors import ChronosError
 from chronos.flink.prometheus_scrape import scrape, source_offsets, source_records_out
 from chronos.flink.rest import FlinkRestClient
 from chronos.jobs.output import committed_consumer, committed_records
+from chronos.jobs.topic_offsets import TopicEndOffsets
 from chronos.model import CheckpointEvent, CheckpointHistory, SignalSample
 
 
@@ -31,16 +32,13 @@ class LiveSignals:
         wall_ms: Callable[[], int] = lambda: int(time.time() * 1000),
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        from kafka import KafkaConsumer, TopicPartition
-
         self._client = client
         self.job_id = job_id
         self._job_name = job_name
         self._urls = reporter_urls
         self._wall_ms = wall_ms
         self._clock = clock
-        self._ends = KafkaConsumer(bootstrap_servers=bootstrap)
-        self._partitions = [TopicPartition(input_topic, p) for p in sorted(self._ends.partitions_for_topic(input_topic) or ())]
+        self._ends = TopicEndOffsets(bootstrap, input_topic)
         self._latencies: list[float] = []
         self._history: list[tuple[int, float]] = []  # (visible at, latency) for percentiles over a window
         self._lock = threading.Lock()
@@ -77,9 +75,8 @@ class LiveSignals:
         samples = scrape(self._urls)
         offsets = source_offsets(samples, self._job_name)
         lag = None
-        if offsets is not None and self._partitions:
-            ends = self._ends.end_offsets(self._partitions)
-            lag = float(sum(ends.values()) - offsets.current)
+        if offsets is not None:
+            lag = float(self._ends.total_end_offset() - offsets.current)
         throughput = None
         count, now = source_records_out(samples, self._job_name), self._clock()
         if self._last_count is not None and count >= self._last_count[0] and now > self._last_count[1]:
