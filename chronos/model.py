@@ -41,17 +41,39 @@ def format_interval(millis: int) -> str:
 
 @dataclass(frozen=True)
 class JobSpec:
-    """What to run to (re)create a job: a PyFlink program and its arguments.
+    """What to run to (re)create a job: a PyFlink program (a SQL file runs through chronos's SQL
+    runner, itself a PyFlink program) or a jar with its entry class, and the program's arguments.
 
     A running Flink job cannot tell us how to start it again; resubmission from a savepoint with a
-    new interval needs this spec, kept alongside the job.
+    new interval needs this spec, kept alongside the job. `name` is the Flink pipeline name.
     """
 
     name: str
-    python_file: str
+    python_file: str = ""
     args: tuple[str, ...] = ()
     parallelism: int | None = None
     extra_config: tuple[tuple[str, str], ...] = field(default=())
+    jar: str = ""  # a jar job: the jar's path and its entry class (python_file stays empty)
+    entry_class: str = ""
+
+    @property
+    def kind(self) -> str:
+        return "jar" if self.jar else "python"
+
+
+@dataclass(frozen=True)
+class JobIO:
+    """Where a job reads and writes, so chronos can measure it from outside: the input topic's end
+    offsets give the arrival rate; each committed output record's `timestamp_field` (epoch ms of the
+    newest input it covers) gives end-to-end latency when it becomes visible."""
+
+    bootstrap: str
+    input_topic: str
+    output_topic: str
+    timestamp_field: str = "max_created_ms"
+    latency_source: str = "output"  # output | flink-latency | promql
+    latency_query: str = ""  # promql: a query whose first sample is the p99 in seconds
+    prometheus_url: str = ""
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ be as conservative as the data says it must be.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -17,6 +18,7 @@ import numpy as np
 from numpy.typing import NDArray
 from sklearn.base import RegressorMixin, clone
 from sklearn.ensemble import GradientBoostingRegressor
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
 from sklearn.linear_model import LinearRegression
@@ -25,30 +27,10 @@ from sklearn.model_selection import KFold
 from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import FunctionTransformer, PolynomialFeatures, StandardScaler
 
+from chronos.optimizer.grid import GridModel
+from chronos.optimizer.model_values import FitReport, Observation, Prediction
 
-@dataclass(frozen=True)
-class Observation:
-    """One measured point: the configuration and load it was measured at, and the value."""
-
-    interval_s: float
-    rate: float
-    value: float
-
-
-@dataclass(frozen=True)
-class Prediction:
-    median: float
-    low: float
-    high: float
-
-
-@dataclass(frozen=True)
-class FitReport:
-    family: str
-    held_out_mape: float
-    mape_by_family: tuple[tuple[str, float], ...]
-    observations: int
-    folds: int
+__all__ = ["FitReport", "FittedModel", "Observation", "Prediction", "fit_best", "fit_grid"]
 
 
 def _log_interval(x: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -58,7 +40,9 @@ def _log_interval(x: NDArray[np.float64]) -> NDArray[np.float64]:
 def _families(seed: int) -> dict[str, Callable[[], RegressorMixin | Pipeline]]:
     log = FunctionTransformer(_log_interval)
     return {
-        # The Khaos baseline: linear in interval and rate, with their interaction (and squares).
+        # Khaos's own model: ordinary least squares on interval and rate. Few parameters win on noisy data.
+        "linear": lambda: LinearRegression(),
+        # Linear in interval and rate with their interaction (and squares): replay is interval x rate.
         "linear-interactions": lambda: make_pipeline(PolynomialFeatures(2), LinearRegression()),
         # The non-linear families see the interval on a log scale: profiles sample it that way.
         "gradient-boosting": lambda: make_pipeline(log, GradientBoostingRegressor(
@@ -84,10 +68,20 @@ class FittedModel:
         median = float(self.estimator.predict(_features([interval_s], [rate]))[0])
         return Prediction(median, median * (1 + self.residual_low), median * (1 + self.residual_high))
 
+    def predict_many(self, intervals_s: Sequence[float], rates: Sequence[float]) -> NDArray[np.float64]:
+        return np.asarray(self.estimator.predict(_features(intervals_s, rates)), dtype=float)
+
 
 def fit_best(observations: Sequence[Observation], *, seed: int = 0, coverage: float = 0.8,
              folds: int = 5) -> FittedModel:
     """Cross-validate every family, keep the one with the least held-out MAPE, refit it on all data."""
+    with warnings.catch_warnings():
+        # A GP whose noise level hits its bound on clean data still predicts well; the held-out error says how well.
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return _fit_best(observations, seed, coverage, folds)
+
+
+def _fit_best(observations: Sequence[Observation], seed: int, coverage: float, folds: int) -> FittedModel:
     if len(observations) < 4:
         raise ValueError(f"need at least 4 observations to fit and validate a model, got {len(observations)}")
     x = _features([o.interval_s for o in observations], [o.rate for o in observations])
@@ -109,3 +103,15 @@ def fit_best(observations: Sequence[Observation], *, seed: int = 0, coverage: fl
     report = FitReport(best, scores[best][0], tuple((n, round(s, 4)) for n, (s, _) in scores.items()),
                        len(observations), k)
     return FittedModel(report, _families(seed)[best]().fit(x, y), min(low, 0.0), max(high, 0.0))
+
+
+def fit_grid(observations: Sequence[Observation], seed: int = 0, points: tuple[int, int] = (160, 64),
+             interval_range_s: tuple[float, float] = (0.2, 1800.0)) -> GridModel:
+    """fit_best, then its predictions tabulated (rates up to twice the highest observed): what a
+    child process hands back to the tuner, which then needs numpy only."""
+    model = fit_best(observations, seed=seed)
+    log_intervals = np.linspace(np.log(interval_range_s[0]), np.log(interval_range_s[1]), points[0])
+    rates = np.linspace(0.0, max(1000.0, 2 * max(o.rate for o in observations)), points[1])
+    li, rr = np.meshgrid(log_intervals, rates, indexing="ij")
+    medians = model.predict_many(np.exp(li).ravel().tolist(), rr.ravel().tolist()).reshape(li.shape)
+    return GridModel(model.report, log_intervals, rates, medians, model.residual_low, model.residual_high)

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Installs everything chronos needs on a fresh Debian machine, from the project's own files:
-# a JDK and Maven (apt, only if missing), a Python venv with every dependency resolved in ONE pip
+# a JDK, Maven and Prometheus (apt, only if missing), a Python venv with every dependency resolved in ONE pip
 # run (apache-flink's caps and scikit-learn's joblib only agree that way), and the Maven artifacts
 # (Kafka broker, Flink Kafka connector) into the chronos cache. Safe to re-run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 missing=()
-command -v java >/dev/null 2>&1 || missing+=(openjdk-17-jdk-headless)
+command -v javac >/dev/null 2>&1 || missing+=(openjdk-17-jdk-headless)  # javac: the jar example job
 command -v mvn >/dev/null 2>&1 || missing+=(maven)
+command -v prometheus >/dev/null 2>&1 || missing+=(prometheus)  # tests run PromQL against a real one
 if ((${#missing[@]})); then
   echo "installing ${missing[*]} (apt)"
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"

@@ -19,8 +19,9 @@ from chronos.cli.common import AsJson, Bootstrap, RestUrl, StackDir, err, out
 from chronos.cli.common import print_json as _print_json
 from chronos.cli.common import stack_dir_of as _stack_dir
 from chronos.cli.profile_commands import profile_app
+from chronos.cli.tune_commands import tune
 from chronos.errors import ChronosError, InvalidInput
-from chronos.model import CheckpointSettings, format_interval, parse_interval_ms
+from chronos.model import CheckpointSettings, JobIO, JobSpec, format_interval, parse_interval_ms
 
 app = typer.Typer(
     help="chronos: keeps a Flink job's checkpoint interval right for its QoS targets.",
@@ -37,6 +38,7 @@ app.add_typer(job_app, name="job")
 chaos_app = typer.Typer(help="Break a job on purpose and measure its recovery.", no_args_is_help=True)
 app.add_typer(chaos_app, name="chaos")
 app.add_typer(profile_app, name="profile")
+app.command("tune")(tune)
 
 # -- stack ---------------------------------------------------------------------------------------
 @stack_app.command("up")
@@ -293,18 +295,41 @@ def _path_option(path: str) -> str:
     return path
 
 
+BUILTIN_JOB_FILES = {"zones": "speeding_zones.yaml"}
+
+
+def _job_from(job: str, file: Path | None, bootstrap: str, parallelism: int, window: int,
+              python_udf: bool) -> tuple[JobSpec, JobIO]:
+    """The spec and I/O of a built-in job (demo, zones) or of a user's job file."""
+    from chronos.jobs.demo import DemoSettings, demo_spec
+    from chronos.jobs.job_file import load_job_file
+
+    if file is not None:
+        return load_job_file(file, {"bootstrap": bootstrap})
+    if job == "demo":
+        demo = DemoSettings(bootstrap=bootstrap, parallelism=parallelism, window_s=window, python_udf=python_udf)
+        return demo_spec(demo), JobIO(bootstrap, demo.input_topic, demo.output_topic)
+    if job in BUILTIN_JOB_FILES:
+        from chronos.jobs import job_file
+
+        spec, io = load_job_file(Path(job_file.__file__).with_name(BUILTIN_JOB_FILES[job]), {"bootstrap": bootstrap})
+        return replace(spec, parallelism=parallelism), io
+    raise InvalidInput(f"unknown job {job!r}: chronos knows 'demo' and 'zones'; describe your own with --file")
+
+
 @job_app.command("submit")
 def job_submit(
-    job: Annotated[str, typer.Argument(help="The job to run (known: demo).")] = "demo",
+    job: Annotated[str, typer.Argument(help="The job to run: demo, zones (ignored with --file).")] = "demo",
+    file: Annotated[Path | None, typer.Option("--file", help="Your job, described in a YAML job file.")] = None,
     interval: Annotated[str, typer.Option(help="Checkpoint interval, e.g. 10s, 500ms, 2min.")] = "10s",
     parallelism: Annotated[int, typer.Option(help="Parallelism of the job.")] = 2,
     state_backend: Annotated[str, typer.Option(help="hashmap | rocksdb")] = "hashmap",
     incremental: Annotated[bool, typer.Option(help="Incremental checkpoints (rocksdb).")] = False,
-    window: Annotated[int, typer.Option(help="Window length in seconds.")] = 5,
-    python_udf: Annotated[bool, typer.Option("--python-udf", help="Average speeds in a Python UDF (a Python worker).")] = False,
+    window: Annotated[int, typer.Option(help="demo: window length in seconds.")] = 5,
+    python_udf: Annotated[bool, typer.Option("--python-udf", help="demo: average speeds in a Python UDF.")] = False,
     from_savepoint: Annotated[str | None, typer.Option(help="Restore from this savepoint.")] = None,
     path: Annotated[str, typer.Option(help="Submission path: rest (fast) or cli (flink run).")] = "rest",
-    create_topics: Annotated[bool, typer.Option(help="Create the demo topics if missing.")] = True,
+    create_topics: Annotated[bool, typer.Option(help="Create the job's topics if missing.")] = True,
     wait: Annotated[bool, typer.Option(help="Wait until every task is RUNNING.")] = True,
     stack_dir: StackDir = None,
     rest_url: RestUrl = None,
@@ -313,34 +338,59 @@ def job_submit(
 ) -> None:
     """Submit a job to the Flink cluster and remember how to restart it."""
     from chronos.cli import wiring
-    from chronos.jobs.demo import DemoSettings, demo_spec
     from chronos.jobs.topics import ensure_topics
     from chronos.stack.job_records import JobRecord
 
-    if job != "demo":
-        raise InvalidInput(f"unknown job {job!r}: chronos knows 'demo'")
     settings = _settings(interval, state_backend, incremental)
     if parallelism < 1:
         raise InvalidInput("--parallelism must be at least 1")
+    if file is None and job != "demo" and job not in BUILTIN_JOB_FILES:
+        raise InvalidInput(f"unknown job {job!r}: chronos knows 'demo' and 'zones'; describe your own with --file")
     sd = _stack_dir(stack_dir)
     state = wiring.require_stack(sd)
-    servers = bootstrap or state.bootstrap
-    demo = DemoSettings(bootstrap=servers, parallelism=parallelism, window_s=window, python_udf=python_udf)
+    spec, io = _job_from(job, file, bootstrap or state.bootstrap, parallelism, window, python_udf)
     if create_topics:
-        ensure_topics(servers, [demo.input_topic, demo.output_topic], partitions=2)
-    spec = demo_spec(demo)
+        ensure_topics(io.bootstrap, [io.input_topic, io.output_topic], partitions=2)
     with wiring.flink_client(sd, rest_url) as client:
         start = time.monotonic()
         job_id = wiring.submitter(_path_option(path), client, sd).submit(spec, settings, from_savepoint)
-        wiring.job_records(sd).save(JobRecord(job_id, spec, settings, restored_from=from_savepoint))
+        wiring.job_records(sd).save(JobRecord(job_id, spec, settings, restored_from=from_savepoint, io=io))
         if wait:
             client.wait_until_running(job_id)
     seconds = time.monotonic() - start
     if as_json:
-        _print_json({"job_id": job_id, "interval_ms": settings.interval_ms, "seconds": round(seconds, 2)})
+        _print_json({"job_id": job_id, "name": spec.name, "interval_ms": settings.interval_ms, "seconds": round(seconds, 2)})
     else:
         out.print(f"submitted {spec.name} as job {job_id} (interval {format_interval(settings.interval_ms)}, "
                   f"{'running' if wait else 'submitted'} after {seconds:.1f} s)")
+
+
+@job_app.command("adopt")
+def job_adopt(
+    job_id: Annotated[str, typer.Argument(help="Flink job id of a running job chronos did not submit.")],
+    file: Annotated[Path, typer.Option("--file", help="The job, described in a YAML job file.")],
+    state_backend: Annotated[str, typer.Option(help="hashmap | rocksdb (as the job runs).")] = "hashmap",
+    stack_dir: StackDir = None,
+    rest_url: RestUrl = None,
+    bootstrap: Bootstrap = None,
+) -> None:
+    """Take a running job under chronos's care: after this, `chronos tune --job ID` can retune it."""
+    from chronos.cli import wiring
+    from chronos.jobs.job_file import load_job_file
+    from chronos.stack.job_records import JobRecord
+
+    sd = _stack_dir(stack_dir)
+    with wiring.flink_client(sd, rest_url) as client:
+        detail = client.job(job_id)
+        if detail.state != "RUNNING":
+            raise InvalidInput(f"job {job_id} is {detail.state}; only a running job can be adopted")
+        spec, io = load_job_file(file, {"bootstrap": bootstrap or wiring.bootstrap(sd, None)})
+        if detail.name != spec.name:
+            raise InvalidInput(f"job {job_id} is named {detail.name!r} but the job file says {spec.name!r}")
+        interval = client.checkpoint_config(job_id).interval
+    wiring.job_records(sd).save(JobRecord(job_id, spec, _settings(f"{interval}ms", state_backend, False), io=io))
+    out.print(f"adopted {spec.name} ({job_id}) at interval {format_interval(interval)}; tune it with "
+              f"`chronos tune --job {job_id}`")
 
 
 @job_app.command("stop")
@@ -437,7 +487,7 @@ def job_retune(
                 client, submitter, job_id, record.spec, settings, wiring.savepoint_dir(sd),
                 on_savepoint=lambda location: store.save(replace(record, stopped_with_savepoint=location)),
             )
-    store.save(JobRecord(result.new_job_id, record.spec, settings, restored_from=result.savepoint))
+    store.save(JobRecord(result.new_job_id, record.spec, settings, restored_from=result.savepoint, io=record.io))
     store.save(replace(record, stopped_with_savepoint=result.savepoint, replaced_by=result.new_job_id))
     if as_json:
         _print_json({**asdict(result), "resumed": resume})

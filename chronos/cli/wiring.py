@@ -14,17 +14,21 @@ from chronos.chaos.experiment import Action, Load
 from chronos.chaos.faults import FaultInjector
 from chronos.errors import InvalidInput, StackError
 from chronos.flink.distribution import find_distribution
+from chronos.flink.job_control import RestJobControl
 from chronos.flink.rest import FlinkRestClient
 from chronos.flink.submit import CliSubmitter, JobSubmitter, RestSubmitter
 from chronos.jobs.bounded_input import ExperimentInput
 from chronos.jobs.rates import TraceRate
-from chronos.model import JobSpec
+from chronos.model import JobIO, JobSpec
 from chronos.profiler.store import ProfileStore
 from chronos.signals.live import LiveSignals
+from chronos.signals.tune_signals import KafkaJobCollector
 from chronos.stack.faults import KillPythonWorker, KillTaskManager, PauseTaskManager, RestartKafka, resume_taskmanagers
 from chronos.stack.job_records import JobRecord, JobRecordStore
 from chronos.stack.profiling_clusters import LocalClusterPool
 from chronos.stack.state import StackState, load_state
+from chronos.tune.fitting import ModelBook
+from chronos.tune.journal import TuneJournal
 
 
 def default_stack_dir() -> Path:
@@ -87,20 +91,30 @@ def chronos_job(client: FlinkRestClient, stack_dir: Path, job_id: str | None) ->
     return record
 
 
-def live_signals(client: FlinkRestClient, stack_dir: Path, record: JobRecord) -> LiveSignals:
+def job_io(record: JobRecord) -> JobIO:
+    """Where the job reads and writes: on its record, or (demo records from before) in its arguments."""
+    if record.io is not None:
+        return record.io
     from chronos.jobs.vehicle_stats_job import parse_args
 
+    try:
+        args = parse_args(list(record.spec.args))
+    except SystemExit as exc:
+        raise InvalidInput(f"job {record.job_id} has no input/output description; submit it with "
+                           "`chronos job submit --file` or register it with `chronos job adopt`") from exc
+    return JobIO(args.bootstrap, args.input_topic, args.output_topic)
+
+
+def live_signals(client: FlinkRestClient, stack_dir: Path, record: JobRecord) -> LiveSignals:
     state = require_stack(stack_dir)
-    args = parse_args(list(record.spec.args))
-    urls = state.prometheus_urls
-    return LiveSignals(client, record.job_id, args.job_name, args.bootstrap, args.input_topic, args.output_topic, urls)
+    io = job_io(record)
+    return LiveSignals(client, record.job_id, record.spec.name, io.bootstrap, io.input_topic, io.output_topic,
+                       state.prometheus_urls, timestamp_field=io.timestamp_field)
 
 
 def experiment_input(record: JobRecord, load: Load, run_id: str) -> ExperimentInput:
-    from chronos.jobs.vehicle_stats_job import parse_args
-
-    args = parse_args(list(record.spec.args))
-    return ExperimentInput(args.bootstrap, args.input_topic, args.output_topic, load.rate, load.vehicles, run_id)
+    io = job_io(record)
+    return ExperimentInput(io.bootstrap, io.input_topic, io.output_topic, load.rate, load.vehicles, run_id)
 
 
 def stack_faults(stack_dir: Path) -> dict[str, Callable[[Action], FaultInjector]]:
@@ -143,18 +157,18 @@ def last_profile(store: ProfileStore, profile_id: str | None) -> tuple[str, dict
 
 
 def job_spec_from(data: dict[str, Any]) -> JobSpec:
-    return JobSpec(name=data["name"], python_file=data["python_file"], args=tuple(data["args"]),
+    return JobSpec(name=data["name"], python_file=data.get("python_file", ""), args=tuple(data["args"]),
                    parallelism=data.get("parallelism"),
-                   extra_config=tuple((str(k), str(v)) for k, v in data.get("extra_config", ())))
+                   extra_config=tuple((str(k), str(v)) for k, v in data.get("extra_config", ())),
+                   jar=data.get("jar", ""), entry_class=data.get("entry_class", ""))
 
 
 def record_workload(state: StackState, record: JobRecord, window_s: float, console: Console) -> TraceRate:
     """The live job's input rate over `window_s`, read off its input topic's end offsets."""
     from chronos.jobs.topic_offsets import TopicEndOffsets
-    from chronos.jobs.vehicle_stats_job import parse_args
     from chronos.profiler.workload import record_trace
 
-    topic = parse_args(list(record.spec.args)).input_topic
+    topic = job_io(record).input_topic
     reader = TopicEndOffsets(state.bootstrap, topic)
     try:
         with console.status(f"recording the workload of {topic} for {window_s:g} s") as status:
@@ -172,3 +186,61 @@ def profiling_pool(stack_dir: Path, profile_id: str, state: StackState, slots: i
     pool = LocalClusterPool(stack_dir / "profiling" / profile_id, default_cache_dir(), state.bootstrap, slots)
     pool.clean_leftovers()
     return pool
+
+
+def job_control(client: FlinkRestClient, stack_dir: Path) -> RestJobControl:
+    return RestJobControl(client, submitter("rest", client, stack_dir), savepoint_dir(stack_dir))
+
+
+def tune_collector(client: FlinkRestClient, stack_dir: Path, record: JobRecord, latency_window_s: float) -> KafkaJobCollector:
+    from chronos.signals.latency_sources import latency_source
+
+    io = job_io(record)
+    signals = live_signals(client, stack_dir, record)
+    latency = latency_source(io, signals, require_stack(stack_dir).prometheus_urls, record.spec.name)
+    return KafkaJobCollector(signals, client, io.bootstrap, io.input_topic, latency_window_s, latency)
+
+
+def job_to_tune(client: FlinkRestClient, stack_dir: Path, job_id: str | None, journal: TuneJournal) -> JobRecord:
+    """The job to tune: one a crashed tuner left mid-retune comes first; else the one named (followed
+    through its replacements), or the single running job chronos submitted here."""
+    store = job_records(stack_dir)
+    pending = [r for r in journal.retunes() if not r.finished
+               and (job_id is None or job_id in (r.old_job_id, r.new_job_id))]
+    if pending:
+        record = store.get(pending[-1].old_job_id)
+        if record is None:
+            raise InvalidInput(f"an unfinished retune of {pending[-1].old_job_id} is journaled, but its job spec "
+                               f"is not in {stack_dir / 'jobs'}")
+        return record
+    if job_id is not None:
+        record = store.get(job_id)
+        seen = set()
+        while record is not None and record.replaced_by and record.job_id not in seen:
+            seen.add(record.job_id)
+            record = store.get(record.replaced_by)
+        if record is None:
+            raise InvalidInput(f"job {job_id} was not submitted by chronos here: its spec is unknown, so it cannot be retuned")
+        state = client.job(record.job_id).state
+        if state != "RUNNING":
+            raise InvalidInput(f"job {record.job_id} is {state}, not RUNNING; nothing to tune")
+        return record
+    return chronos_job(client, stack_dir, None)
+
+
+def model_book(db: Path, job_name: str, journal: TuneJournal) -> ModelBook:
+    """Models from every profile of this job in the database, plus the live recoveries seen so far."""
+    from chronos.optimizer.model_values import Observation
+    from chronos.tune.fitting import ProfileObservations, profile_observations
+
+    observations = ProfileObservations((), ())
+    if db.exists():
+        store = ProfileStore(db)
+        try:
+            runs = [run for profile in store.profiles() if profile[1] == job_name for run in store.runs(profile[0])]
+        finally:
+            store.close()
+        observations = profile_observations(runs)
+    live = [Observation(r.interval_ms / 1000, r.rate, r.recovery_s) for r in journal.recoveries(job_name)
+            if r.recovery_s is not None and r.interval_ms]
+    return ModelBook(observations, live)

@@ -86,3 +86,16 @@ def source_offsets(samples: Iterable[PromSample], job_name: str) -> SourceOffset
         current=int(sum(current[k] for k in partitions)),
         committed=int(sum(committed[k] for k in partitions)) if all_committed else None,
     )
+
+
+LATENCY_METRIC = "flink_taskmanager_job_latency_source_id_operator_id_operator_subtask_index_latency"
+
+
+def marker_latency_p99_ms(samples: Iterable[PromSample], job_name: str) -> float | None:
+    """The worst p99 of Flink's latency markers (source to each operator) for the job, in ms; None
+    unless the job runs with `metrics.latency.interval` set. Markers skip windows and the sink's
+    transaction commit, so this is a lower bound of end-to-end latency, not the same figure."""
+    job = label_value(job_name)
+    values = [s.value for s in samples if s.name == LATENCY_METRIC and s.label("job_name") == job
+              and s.label("quantile") == "0.99" and s.value == s.value]
+    return max(values) if values else None

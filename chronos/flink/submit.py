@@ -33,23 +33,33 @@ def submission_config(spec: JobSpec, settings: CheckpointSettings) -> dict[str, 
     return config
 
 
+def program(spec: JobSpec, python_jar: Path) -> tuple[Path, str, list[str]]:
+    """(jar to run, entry class, program arguments) of a spec: a PyFlink program runs through
+    flink-python's PythonDriver, a jar job through its own entry class."""
+    if spec.jar:
+        return Path(spec.jar), spec.entry_class, list(spec.args)
+    return python_jar, PYTHON_DRIVER, ["-py", spec.python_file, *spec.args]
+
+
 class RestSubmitter:
     def __init__(self, client: FlinkRestClient, python_jar: Path) -> None:
         self._client = client
         self._python_jar = python_jar
-        self._jar_id: str | None = None
+        self._jar_ids: dict[Path, str] = {}
 
-    def _ensure_jar(self) -> str:
-        if self._jar_id is None:
-            existing = [jid for jid, name in self._client.uploaded_jars().items() if name == self._python_jar.name]
-            self._jar_id = existing[0] if existing else self._client.upload_jar(self._python_jar)
-        return self._jar_id
+    def _ensure_jar(self, jar: Path) -> str:
+        """Upload once per jar; a jar already on the cluster (same file name) is reused."""
+        if jar not in self._jar_ids:
+            existing = [jid for jid, name in self._client.uploaded_jars().items() if name == jar.name]
+            self._jar_ids[jar] = existing[0] if existing else self._client.upload_jar(jar)
+        return self._jar_ids[jar]
 
     def submit(self, spec: JobSpec, settings: CheckpointSettings, savepoint: str | None = None) -> str:
+        jar, entry_class, args = program(spec, self._python_jar)
         return self._client.run_jar(
-            self._ensure_jar(),
-            PYTHON_DRIVER,
-            ["-py", spec.python_file, *spec.args],
+            self._ensure_jar(jar),
+            entry_class,
+            args,
             savepoint_path=savepoint,
             flink_configuration=submission_config(spec, settings),
             parallelism=spec.parallelism,
@@ -74,7 +84,7 @@ class CliSubmitter:
         if spec.parallelism:
             argv += ["-p", str(spec.parallelism)]
         argv += [f"-D{key}={value}" for key, value in submission_config(spec, settings).items()]
-        argv += ["-py", spec.python_file, *spec.args]
+        argv += ["-c", spec.entry_class, spec.jar, *spec.args] if spec.jar else ["-py", spec.python_file, *spec.args]
         done = subprocess.run(argv, env=self._env, capture_output=True, text=True, stdin=subprocess.DEVNULL)
         match = _SUBMITTED.search(done.stdout + done.stderr)
         if done.returncode != 0 or match is None:

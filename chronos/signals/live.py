@@ -31,6 +31,7 @@ class LiveSignals:
         reporter_urls: list[str],
         wall_ms: Callable[[], int] = lambda: int(time.time() * 1000),
         clock: Callable[[], float] = time.monotonic,
+        timestamp_field: str = "max_created_ms",
     ) -> None:
         self._client = client
         self.job_id = job_id
@@ -38,6 +39,7 @@ class LiveSignals:
         self._urls = reporter_urls
         self._wall_ms = wall_ms
         self._clock = clock
+        self._timestamp_field = timestamp_field
         self._ends = TopicEndOffsets(bootstrap, input_topic)
         self._latencies: list[float] = []
         self._history: list[tuple[int, float]] = []  # (visible at, latency) for percentiles over a window
@@ -49,7 +51,7 @@ class LiveSignals:
         self._last_count: tuple[float, float] | None = None
 
     def _observe(self) -> None:
-        for batch in committed_records(self._consumer, poll_ms=200):
+        for batch in committed_records(self._consumer, poll_ms=200, timestamp_field=self._timestamp_field):
             visible = self._wall_ms()
             with self._lock:
                 latencies = [float(visible - record.max_created_ms) for record in batch]

@@ -12,7 +12,7 @@ import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from chronos.model import CheckpointSettings, JobSpec
+from chronos.model import CheckpointSettings, JobIO, JobSpec
 
 
 @dataclass(frozen=True)
@@ -23,6 +23,7 @@ class JobRecord:
     restored_from: str | None = None
     stopped_with_savepoint: str | None = None
     replaced_by: str | None = None
+    io: JobIO | None = None  # None: a demo job written before records carried it (its args say)
 
 
 class JobRecordStore:
@@ -51,7 +52,9 @@ class JobRecordStore:
                 name=spec["name"], python_file=spec["python_file"], args=tuple(spec["args"]),
                 parallelism=spec["parallelism"],
                 extra_config=tuple((str(k), str(v)) for k, v in spec["extra_config"]),
+                jar=spec.get("jar", ""), entry_class=spec.get("entry_class", ""),
             ),
+            io=JobIO(**data["io"]) if data.get("io") else None,
             settings=CheckpointSettings(**data["settings"]),
             restored_from=data.get("restored_from"),
             stopped_with_savepoint=data.get("stopped_with_savepoint"),

@@ -1,0 +1,203 @@
+"""The tuner's own figures (issue 6, section 7): model error on held-out recoveries, the retune
+downtime distribution, and the controller's CPU and memory during a 10-minute tune.
+
+    .venv/bin/python bench/tune_controller.py [--retunes 8] [--tune-minutes 10] [--skip-stack]
+
+1. models: the 30 measured recoveries of bench/results/recovery_sweep.json (real TaskManager kills,
+   intervals 2-30 s, 2,000 and 6,000 ev/s), fitted the way the tuner fits them: held-out MAPE per
+   family (5-fold), and leave-one-interval-out MAPE (predicting an interval never profiled), next to
+   Khaos's model (OLS recovery ~ throughput + interval) scored the same way.
+2. retunes: on a fresh local stack, the demo job under 2,000 ev/s retuned `--retunes` times between
+   10 s and 20 s through the tuner's own Retuner (journaled, stop-with-savepoint to all tasks RUNNING).
+3. controller: `chronos tune` for `--tune-minutes` on that job (the sweep as its profile, a sine load
+   1,000-5,000 ev/s), its CPU (utime + stime) and RSS read from /proc every 5 s.
+Writes bench/results/tune_controller.json and prints a table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from rich.console import Console
+from sklearn.linear_model import LinearRegression
+
+from chronos.flink.distribution import find_distribution
+from chronos.flink.job_control import RestJobControl
+from chronos.flink.rest import FlinkRestClient
+from chronos.flink.submit import RestSubmitter
+from chronos.model import FaultRecord, RecoveryMeasurement
+from chronos.optimizer.models import Observation, fit_best
+from chronos.profiler.records import ProfileRun, RunConfig, SteadyState
+from chronos.profiler.store import ProfileStore
+from chronos.stack.job_records import JobRecordStore
+from chronos.stack.local_stack import StackOptions, down, up
+from chronos.tune.journal import TuneJournal
+from chronos.tune.retune import Retuner, TunedJob
+
+CACHE = Path.home() / ".cache" / "chronos"
+RESULTS = Path(__file__).parent / "results"
+console = Console(stderr=True)
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def sweep_rows() -> list[dict[str, Any]]:
+    data = json.loads((RESULTS / "recovery_sweep.json").read_text())
+    return [r for r in data["rows"] if r["measurement"]["recovery_s"] is not None]
+
+
+def mape(truth: np.ndarray, predicted: np.ndarray) -> float:
+    return float(np.mean(np.abs(predicted - truth) / truth))
+
+
+def models_section() -> dict[str, Any]:
+    rows = sweep_rows()
+    obs = [Observation(r["interval_s"], r["load"], r["measurement"]["recovery_s"]) for r in rows]
+    fitted = fit_best(obs, seed=0)
+    y = np.array([o.value for o in obs])
+    x_khaos = np.array([[o.rate, o.interval_s] for o in obs])
+    loio: dict[str, list[float]] = {"chronos": [], "khaos-ols": [], "median": []}
+    for interval in sorted({o.interval_s for o in obs}):
+        train = [o for o in obs if o.interval_s != interval]
+        test = np.array([o.interval_s == interval for o in obs])
+        model = fit_best(train, seed=0)
+        loio["chronos"].append(mape(y[test], np.array([model.predict(o.interval_s, o.rate).median
+                                                        for o in obs if o.interval_s == interval])))
+        ols = LinearRegression().fit(x_khaos[~test], y[~test])
+        loio["khaos-ols"].append(mape(y[test], ols.predict(x_khaos[test])))
+        loio["median"].append(mape(y[test], np.full(test.sum(), float(np.median(y[~test])))))
+    return {
+        "observations": len(obs), "family": fitted.report.family, "held_out_mape": fitted.report.held_out_mape,
+        "mape_by_family": dict(fitted.report.mape_by_family),
+        "leave_one_interval_out_mape": {k: round(float(np.mean(v)), 4) for k, v in loio.items()},
+        "leave_one_interval_out_max": {k: round(float(np.max(v)), 4) for k, v in loio.items()},
+    }
+
+
+def chronos(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "chronos.cli.main", *args], capture_output=True, text=True,
+                          timeout=timeout, stdin=subprocess.DEVNULL, check=True)
+
+
+def write_sweep_profile(db: Path, job_name: str) -> None:
+    store = ProfileStore(db)
+    store.create_profile("recovery-sweep", job_name, 0, "{}")
+    by_cell: dict[tuple[float, float], list[dict[str, Any]]] = {}
+    for r in sweep_rows():
+        by_cell.setdefault((r["interval_s"], r["load"]), []).append(r["measurement"])
+    for n, ((interval, load), ms) in enumerate(sorted(by_cell.items())):
+        recoveries = tuple(RecoveryMeasurement(**{**m, "fault": FaultRecord(**m["fault"])}) for m in ms)
+        store.save_run(ProfileRun(f"sweep-{n}", "recovery-sweep", n, RunConfig(int(interval * 1000), 1.0), load,
+                                  "completed", 0, 1, SteadyState(load, None, None, None, None, None, None), recoveries))
+    store.close()
+
+
+def proc_sample(pid: int) -> tuple[float, int]:
+    """(CPU seconds used so far, RSS bytes) of a process and its threads."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    cpu = (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+    rss = int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
+    return cpu, rss
+
+
+def retunes_section(state: Any, sd: str, count: int) -> dict[str, Any]:
+    submitted = json.loads(chronos("job", "submit", "demo", "--interval", "10s", "--parallelism", "1", "--json",
+                                   "--stack-dir", sd).stdout)
+    job_id = submitted["job_id"]
+    chronos("load", "run", "--rate", "2000", "--background", "--stack-dir", sd)
+    record = JobRecordStore(Path(sd) / "jobs").get(job_id)
+    assert record is not None
+    downtimes = []
+    with FlinkRestClient(state.rest_url) as client, tempfile.TemporaryDirectory() as tmp:
+        journal = TuneJournal(Path(tmp) / "journal.db")
+        control = RestJobControl(client, RestSubmitter(client, find_distribution().python_jar), state.savepoint_dir)
+        job = TunedJob(job_id, record.spec, record.settings)
+        for i in range(count):
+            time.sleep(20)
+            target = 20_000 if job.settings.interval_ms == 10_000 else 10_000
+            outcome = Retuner(control, journal).retune(job, target, "bench")
+            assert outcome.outcome == "verified", outcome
+            downtimes.append(outcome.downtime_s or 0.0)
+            job = outcome.job
+            console.print(f"retune {i + 1}/{count}: {outcome.downtime_s:.2f} s")
+        journal.close()
+    JobRecordStore(Path(sd) / "jobs").save(type(record)(job.job_id, job.spec, job.settings))
+    chronos("load", "stop", "--stack-dir", sd)
+    return {"job_id": job.job_id, "downtimes_s": [round(d, 3) for d in downtimes],
+            "min": min(downtimes), "median": statistics.median(downtimes),
+            "p90": float(np.percentile(downtimes, 90)), "max": max(downtimes)}
+
+
+def controller_section(sd: str, job_id: str, job_name: str, minutes: float) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "chronos.db"
+        write_sweep_profile(db, job_name)
+        chronos("load", "run", "--rate", "3000", "--profile", "sine", "--amplitude", "2000", "--period", "240",
+                "--background", "--stack-dir", sd)
+        proc = subprocess.Popen([sys.executable, "-m", "chronos.cli.main", "tune", "--json", "--job", job_id,
+                                 "--latency-p99", "60s", "--recovery", "45s", "--interval-min", "2s",
+                                 "--interval-max", "30s", "--cooldown", "2min", "--duration", f"{minutes * 60:.0f}s",
+                                 "--db", str(db), "--metrics-port", "0", "--stack-dir", sd],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+        samples: list[tuple[float, float, int]] = []
+        time.sleep(15)  # interpreter start and imports are not the steady cost
+        while proc.poll() is None:
+            try:
+                cpu, rss = proc_sample(proc.pid)
+            except (FileNotFoundError, ProcessLookupError):
+                break
+            samples.append((time.monotonic(), cpu, rss))
+            time.sleep(5)
+        out, err = proc.communicate(timeout=60)
+        chronos("load", "stop", "--stack-dir", sd)
+    steady = samples[1:]
+    cpu_share = (steady[-1][1] - steady[0][1]) / (steady[-1][0] - steady[0][0])
+    events = [json.loads(line) for line in out.splitlines() if line.startswith('{"event"')]
+    summary_start = out.find('{\n  "event": "summary"')
+    summary = json.loads(out[summary_start:]) if summary_start >= 0 else {}
+    return {"minutes": minutes, "exit_code": proc.returncode, "cpu_share_of_core": round(cpu_share, 4),
+            "rss_max_mb": round(max(s[2] for s in steady) / 2**20, 1),
+            "rss_median_mb": round(statistics.median(s[2] for s in steady) / 2**20, 1),
+            "decisions": sum(1 for e in events if e["event"] == "decision"),
+            "retunes": [e.get("text") for e in events if e["event"] == "retune"], "summary": summary,
+            "stderr_tail": err[-500:]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--retunes", type=int, default=8)
+    parser.add_argument("--tune-minutes", type=float, default=10.0)
+    parser.add_argument("--skip-stack", action="store_true", help="Only the model section.")
+    args = parser.parse_args()
+    results: dict[str, Any] = {"date": time.strftime("%Y-%m-%d %H:%M"), "machine": f"{os.cpu_count()} cores",
+                               "models": models_section()}
+    console.print_json(data=results["models"])
+    if not args.skip_stack:
+        stack_dir = Path(tempfile.mkdtemp(prefix="chronos-bench-tune-"))
+        state, _ = up(StackOptions(stack_dir, CACHE, slots=2))
+        try:
+            results["retunes"] = retunes_section(state, str(stack_dir), args.retunes)
+            console.print_json(data=results["retunes"])
+            record = JobRecordStore(stack_dir / "jobs").get(results["retunes"]["job_id"])
+            assert record is not None
+            results["controller"] = controller_section(str(stack_dir), record.job_id, record.spec.name, args.tune_minutes)
+            console.print_json(data=results["controller"])
+        finally:
+            subprocess.run([sys.executable, "-m", "chronos.cli.main", "load", "stop", "--stack-dir", str(stack_dir)],
+                           capture_output=True)
+            down(stack_dir)
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "tune_controller.json").write_text(json.dumps(results, indent=1, default=str))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,166 @@
+"""`chronos tune`: keep a live job's checkpoint interval where its QoS targets hold."""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+import yaml
+from prometheus_client import CollectorRegistry
+from pydantic import ValidationError
+
+from chronos.cli.common import RestUrl, StackDir, err, out, print_json, stack_dir_of
+from chronos.errors import InvalidInput
+from chronos.model import parse_interval_ms
+
+POLICY_FLAGS = ("strategy", "static_interval_s", "interval_min_s", "interval_max_s", "startup_grace_s", "cooldown_s",
+                "max_retunes_per_hour", "horizon_s", "latency_window_s", "safety_margin")
+
+
+def _seconds(text: str | None) -> float | None:
+    return None if text is None else parse_interval_ms(text) / 1000
+
+
+def build_policy(config: Path | None, flags: dict[str, Any]) -> Any:
+    """The policy from a YAML file (every TunePolicy field, snake or kebab case) overridden by flags."""
+    from chronos.optimizer.policy import TunePolicy
+
+    data: dict[str, Any] = {}
+    if config is not None:
+        try:
+            loaded = yaml.safe_load(config.read_text())
+        except (OSError, yaml.YAMLError) as exc:
+            raise InvalidInput(f"cannot read tune config {config}: {str(exc).splitlines()[0]}") from exc
+        if not isinstance(loaded, dict):
+            raise InvalidInput(f"tune config {config} must be a mapping of policy fields")
+        data = {str(k).replace("-", "_"): v for k, v in loaded.items()}
+    data.update({k: v for k, v in flags.items() if v is not None})
+    try:
+        return TunePolicy(**data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "policy"
+        raise InvalidInput(f"invalid tune policy: {where}: {first['msg']}") from exc
+
+
+def tune(
+    job: Annotated[str | None, typer.Option(help="Flink job id \\[default: the single running job chronos submitted].")] = None,
+    latency_p99: Annotated[str | None, typer.Option(help="Target p99 end-to-end latency, e.g. 1s, 800ms.")] = None,
+    recovery: Annotated[str | None, typer.Option(help="Target recovery time after a failure, e.g. 60s.")] = None,
+    strategy: Annotated[str | None, typer.Option(help="chronos | static | young | daly \\[default: chronos].")] = None,
+    static_interval: Annotated[str | None, typer.Option(help="The interval the static strategy holds.")] = None,
+    interval_min: Annotated[str | None, typer.Option(help="Shortest interval to choose \\[default: 1s].")] = None,
+    interval_max: Annotated[str | None, typer.Option(help="Longest interval to choose \\[default: 2min].")] = None,
+    startup_grace: Annotated[str | None, typer.Option(help="No decision this long after a (re)start \\[default: 90s].")] = None,
+    cooldown: Annotated[str | None, typer.Option(help="Least time between retunes \\[default: 5min].")] = None,
+    max_retunes_per_hour: Annotated[int | None, typer.Option(help="Cap on retunes per hour \\[default: 4].")] = None,
+    horizon: Annotated[str | None, typer.Option(help="Forecast horizon \\[default: 5min].")] = None,
+    latency_window: Annotated[str | None, typer.Option(help="Window of the observed p99 \\[default: 60s].")] = None,
+    safety_margin: Annotated[float | None, typer.Option(help="Headroom under each target \\[default: 0.1].")] = None,
+    config: Annotated[Path | None, typer.Option(help="YAML file of policy fields (flags override it).")] = None,
+    decide_every: Annotated[str, typer.Option(help="How often to decide.")] = "30s",
+    collect_every: Annotated[str, typer.Option(help="How often to read the job's signals.")] = "5s",
+    duration: Annotated[str | None, typer.Option(help="Stop after this long \\[default: until Ctrl-C].")] = None,
+    db: Annotated[Path | None, typer.Option(help="Profile + journal database \\[default: <stack dir>/profiles.db].")] = None,
+    metrics_port: Annotated[int, typer.Option(help="Serve Prometheus metrics on this port (0: any free port, -1: off).")] = 9464,
+    metrics_address: Annotated[str, typer.Option(help="Address the metrics endpoint binds.")] = "127.0.0.1",
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Only recommend: decide and journal, never retune.")] = False,
+    pause_after_savepoint: Annotated[float, typer.Option(hidden=True)] = 0.0,
+    stack_dir: StackDir = None,
+    rest_url: RestUrl = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print events as JSON lines instead of the live view.")] = False,
+) -> None:
+    """Watch a running job and retune its checkpoint interval when load or QoS call for it.
+
+    collect -> evaluate -> decide -> realize (stop-with-savepoint, resubmit) -> verify.
+
+    Every retune is journaled: if chronos dies mid-retune, the next `chronos tune` finishes it first.
+    """
+    from chronos.cli import wiring
+    from chronos.cli.tune_view import TuneDisplay
+    from chronos.metrics.exporter import TuneMetrics, serve
+    from chronos.stack.job_records import JobRecord
+    from chronos.tune.journal import TuneJournal
+    from chronos.tune.loop import LoopSettings, TuneLoop
+    from chronos.tune.retune import Retuner, TunedJob
+
+    policy = build_policy(config, {
+        "latency_p99_ms": None if latency_p99 is None else parse_interval_ms(latency_p99),
+        "recovery_s": _seconds(recovery), "strategy": strategy, "static_interval_s": _seconds(static_interval),
+        "interval_min_s": _seconds(interval_min), "interval_max_s": _seconds(interval_max),
+        "startup_grace_s": _seconds(startup_grace), "cooldown_s": _seconds(cooldown),
+        "max_retunes_per_hour": max_retunes_per_hour, "horizon_s": _seconds(horizon),
+        "latency_window_s": _seconds(latency_window), "safety_margin": safety_margin,
+    })
+    settings = LoopSettings(collect_every_s=parse_interval_ms(collect_every) / 1000,
+                            decide_every_s=parse_interval_ms(decide_every) / 1000, dry_run=dry_run)
+    run_for = _seconds(duration)
+    sd = stack_dir_of(stack_dir)
+    db_path = (db or sd / "profiles.db").expanduser()
+    journal = TuneJournal(db_path)
+    registry = CollectorRegistry()
+    metrics = TuneMetrics(registry)
+    display = TuneDisplay(metrics, err if not as_json else out, as_json)
+    server = None
+    with wiring.flink_client(sd, rest_url) as client:
+        record = wiring.job_to_tune(client, sd, job, journal)
+        book = wiring.model_book(db_path, record.spec.name, journal)
+        records = wiring.job_records(sd)
+
+        def replaced(old: TunedJob, new: TunedJob, savepoint: str) -> None:
+            records.save(JobRecord(new.job_id, new.spec, new.settings, restored_from=savepoint, io=record.io))
+            previous = records.get(old.job_id)
+            if previous is not None:
+                records.save(replace(previous, stopped_with_savepoint=savepoint, replaced_by=new.job_id))
+
+        retuner = Retuner(wiring.job_control(client, sd), journal, on_replaced=replaced,
+                          pause_after_savepoint_s=pause_after_savepoint)
+        tuned = TunedJob(record.job_id, record.spec, record.settings)
+        collector = wiring.tune_collector(client, sd, record, policy.latency_window_s)
+        loop = TuneLoop(tuned, policy, collector, retuner, journal, book, display, settings)
+        metrics.set_targets(record.spec.name, policy.latency_p99_ms / 1000, policy.recovery_s)
+        if metrics_port >= 0:
+            server = serve(registry, metrics_port, metrics_address)
+        stop = threading.Event()
+
+        def graceful(signum: int, _: object) -> None:
+            if stop.is_set():
+                raise KeyboardInterrupt
+            stop.set()
+            err.print("stopping after the current step (a retune in flight is finished first)")
+
+        previous = {sig: signal.signal(sig, graceful) for sig in (signal.SIGINT, signal.SIGTERM)}
+        display.start()
+        started = time.monotonic()
+        try:
+            if server is not None:
+                display.message(f"metrics on http://{metrics_address}:{server.port}/metrics")
+            display.message(f"tuning {record.spec.name} ({record.job_id}) at {record.settings.interval_ms / 1000:g} s: "
+                            f"p99 <= {policy.latency_p99_ms:g} ms, recovery <= {policy.recovery_s:g} s, "
+                            f"strategy {policy.strategy}{', dry run' if dry_run else ''}")
+            display.describe_models(book.models)
+            loop.finish_pending()
+            loop.run(stop, run_for)
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+            display.stop()
+            collector.close()
+            if server is not None:
+                server.close()
+            journal.close()
+    summary = {"event": "summary", "job_id": loop.state.job.job_id, "interval_ms": loop.state.job.settings.interval_ms,
+               "decisions": display.decisions, "retunes": display.retunes, "failures": display.failures,
+               "latency_violation_s": round(loop.qos.latency_s, 1), "recovery_violation_s": round(loop.qos.recovery_s, 1),
+               "elapsed_s": round(time.monotonic() - started, 1), "dry_run": dry_run}
+    if as_json:
+        print_json(summary)
+    else:
+        out.print(f"tuned {loop.state.job.job_id} for {summary['elapsed_s']:.0f} s: {display.decisions} decisions, "
+                  f"{display.retunes} retunes, interval now {loop.state.job.settings.interval_ms / 1000:g} s; "
+                  f"QoS violations: latency {summary['latency_violation_s']} s, recovery {summary['recovery_violation_s']} s")

@@ -1,0 +1,164 @@
+"""What `chronos tune` shows while it runs: a live terminal panel (or JSON lines), and the same events
+fed to the Prometheus exporter. One observer, so the screen and the metrics never disagree."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections import deque
+from dataclasses import dataclass, field
+
+from rich.console import Console, Group
+from rich.live import Live
+from rich.table import Table
+
+from chronos.metrics.exporter import TuneMetrics
+from chronos.optimizer.decide import Decision
+from chronos.optimizer.evaluate import Evaluation, JobModels
+from chronos.optimizer.policy import TunePolicy
+from chronos.tune.failures import ObservedFailure
+from chronos.tune.readings import LiveReading
+from chronos.tune.retune import RetuneOutcome, TunedJob
+
+
+def _s(value: float | None, unit: str = "s", fmt: str = ".1f") -> str:
+    return "-" if value is None else f"{value:{fmt}} {unit}"
+
+
+@dataclass
+class _Screen:
+    job: TunedJob | None = None
+    reading: LiveReading | None = None
+    policy: TunePolicy | None = None
+    violations: list[float] = field(default_factory=lambda: [0.0, 0.0])
+    decision: Decision | None = None
+    events: deque[str] = field(default_factory=lambda: deque(maxlen=8))
+    models: str = "-"
+
+
+class TuneDisplay:
+    """Implements the loop's TuneObserver; `live` is a rich Live in a terminal, None for JSON or a pipe."""
+
+    def __init__(self, metrics: TuneMetrics, console: Console, as_json: bool) -> None:
+        self._metrics = metrics
+        self._console = console
+        self._json = as_json
+        self._screen = _Screen()
+        self.live: Live | None = None
+        self.retunes = 0
+        self.decisions = 0
+        self.failures = 0
+
+    def start(self) -> None:
+        if not self._json and self._console.is_terminal:
+            self.live = Live(self._render(), console=self._console, refresh_per_second=2, transient=False)
+            self.live.start()
+
+    def stop(self) -> None:
+        if self.live is not None:
+            self.live.update(self._render())
+            self.live.stop()
+
+    def describe_models(self, models: JobModels) -> None:
+        parts = []
+        for name, model in (("recovery", models.recovery), ("latency", models.latency)):
+            if model is None:
+                parts.append(f"{name}: none")
+            else:
+                parts.append(f"{name}: {model.report.family}, held-out MAPE {model.report.held_out_mape:.1%} "
+                             f"({model.report.observations} points)")
+        self._screen.models = "; ".join(parts)
+        if self._screen.job is not None:
+            name = self._screen.job.spec.name
+            self._metrics.set_model_error(name, "recovery", models.recovery.report.held_out_mape if models.recovery else None)
+            self._metrics.set_model_error(name, "latency", models.latency.report.held_out_mape if models.latency else None)
+        self.message("models: " + self._screen.models)
+
+    # -- TuneObserver --------------------------------------------------------------------------------
+    def reading(self, job: TunedJob, reading: LiveReading, policy: TunePolicy, latency_violation_s: float,
+                recovery_violation_s: float) -> None:
+        self._screen.job, self._screen.reading, self._screen.policy = job, reading, policy
+        self._screen.violations[0] += latency_violation_s
+        self._screen.violations[1] += recovery_violation_s
+        self._metrics.observe(job.spec.name, interval_s=job.settings.interval_ms / 1000,
+                              p99_s=None if reading.p99_ms is None else reading.p99_ms / 1000,
+                              input_rate=reading.input_rate, latency_violation_s=latency_violation_s,
+                              recovery_violation_s=recovery_violation_s)
+        self._refresh()
+
+    def decision(self, job: TunedJob, decision: Decision, evaluation: Evaluation) -> None:
+        self.decisions += 1
+        self._screen.decision = decision
+        current = decision.current
+        self._metrics.decided(
+            job.spec.name, decision.action, wanted_s=decision.wanted_s, feasible=decision.feasible,
+            forecast_rate=decision.forecast_rate,
+            predicted_latency_s=None if current.latency is None else current.latency.median / 1000,
+            predicted_recovery_s=None if current.recovery is None else current.recovery.median)
+        self._event("decision", decision.explain(), action=decision.action, interval_s=decision.interval_s,
+                    wanted_s=decision.wanted_s, reason=decision.reason, binding=decision.binding,
+                    feasible=decision.feasible, forecast_rate=round(decision.forecast_rate, 1),
+                    observed_rate=round(evaluation.observed_rate, 1), observed_p99_ms=evaluation.observed_p99_ms,
+                    latency_calibration=round(evaluation.latency_calibration, 3))
+
+    def retune(self, job: TunedJob, outcome: RetuneOutcome) -> None:
+        self.retunes += outcome.outcome != "abandoned"
+        self._metrics.retuned(job.spec.name, outcome.outcome, outcome.downtime_s)
+        entry = outcome.entry
+        self._event("retune", f"retune {entry.retune_id} {outcome.outcome}: {entry.old_job_id} -> {job.job_id}, "
+                    f"interval {entry.from_interval_ms / 1000:g} s -> {job.settings.interval_ms / 1000:g} s, "
+                    f"downtime {_s(outcome.downtime_s, fmt='.2f')}",
+                    retune_id=entry.retune_id, outcome=outcome.outcome, old_job_id=entry.old_job_id,
+                    new_job_id=job.job_id, interval_ms=job.settings.interval_ms, savepoint=entry.savepoint,
+                    downtime_s=outcome.downtime_s)
+
+    def failure(self, job: TunedJob, failure: ObservedFailure, models: JobModels) -> None:
+        self.failures += 1
+        self._metrics.failed(job.spec.name, failure.recovery_s)
+        self._event("failure", f"failure at {failure.failed_ms}: recovered in {_s(failure.recovery_s)} "
+                    f"at interval {failure.interval_ms / 1000:g} s, {failure.rate:,.0f} ev/s; model refitted",
+                    failed_ms=failure.failed_ms, recovery_s=failure.recovery_s, interval_ms=failure.interval_ms,
+                    rate=failure.rate)
+        self.describe_models(models)
+
+    def message(self, text: str) -> None:
+        self._event("message", text)
+
+    # -- output ---------------------------------------------------------------------------------------
+    def _event(self, kind: str, text: str, **fields: object) -> None:
+        stamp = time.strftime("%H:%M:%S")
+        if self._json:
+            sys.stdout.write(json.dumps({"event": kind, "at": stamp, "text": text, **fields}, default=str) + "\n")
+            sys.stdout.flush()
+            return
+        self._screen.events.append(f"{stamp} {text}")
+        if self.live is None:
+            self._console.print(f"{stamp} {text}", highlight=False)
+        self._refresh()
+
+    def _refresh(self) -> None:
+        if self.live is not None:
+            self.live.update(self._render())
+
+    def _render(self) -> Group:
+        s = self._screen
+        table = Table(show_header=False, title="chronos tune", title_justify="left")
+        table.add_column("what", style="bold")
+        table.add_column("value")
+        if s.job is not None:
+            table.add_row("job", f"{s.job.spec.name}  {s.job.job_id}")
+            table.add_row("interval", f"{s.job.settings.interval_ms / 1000:g} s")
+        if s.reading is not None and s.policy is not None:
+            r, p = s.reading, s.policy
+            table.add_row("input", _s(r.input_rate, "ev/s", ",.0f") + f", lag {_s(r.lag, 'records', ',.0f')}")
+            table.add_row("p99 latency", f"{_s(r.p99_ms, 'ms', ',.0f')} (target {p.latency_p99_ms:,.0f} ms)")
+            table.add_row("QoS violations", f"latency {s.violations[0]:.0f} s, recovery {s.violations[1]:.0f} s "
+                          f"(recovery target {p.recovery_s:g} s)")
+        table.add_row("models", s.models)
+        if s.decision is not None:
+            table.add_row("last decision", s.decision.explain())
+        events = Table(show_header=False, box=None)
+        for line in s.events:
+            events.add_row(line)
+        return Group(table, events)

@@ -1,0 +1,1 @@
+"""What chronos exports for Prometheus and Grafana."""

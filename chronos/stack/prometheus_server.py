@@ -1,0 +1,68 @@
+"""A Prometheus server on loopback (Debian's `prometheus`, installed by scripts/setup.sh), scraping the
+targets it is given: what tests run PromQL against, and what a local user points Grafana at."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import yaml
+
+from chronos.errors import StackError, ToolMissing
+from chronos.stack.ports import LOOPBACK, free_ports
+from chronos.stack.processes import is_alive, spawn, terminate
+
+
+def prometheus_config(targets: Sequence[str], scrape_interval_s: float = 2.0) -> str:
+    """A scrape config for `host:port/path` targets (one job per distinct path)."""
+    by_path: dict[str, list[str]] = {}
+    for target in targets:
+        address = target.removeprefix("http://").removeprefix("https://")
+        host, slash, path = address.partition("/")
+        by_path.setdefault("/" + path if slash else "/metrics", []).append(host)
+    jobs = [{"job_name": f"chronos-{i}", "metrics_path": path, "static_configs": [{"targets": hosts}]}
+            for i, (path, hosts) in enumerate(sorted(by_path.items()))]
+    return yaml.safe_dump({"global": {"scrape_interval": f"{scrape_interval_s:g}s",
+                                      "evaluation_interval": f"{scrape_interval_s:g}s"},
+                           "scrape_configs": jobs}, sort_keys=False)
+
+
+@dataclass(frozen=True)
+class PrometheusServer:
+    pid: int
+    url: str
+    directory: Path
+
+    def stop(self) -> None:
+        terminate([self.pid], grace_seconds=10)
+
+
+def start_prometheus(directory: Path, targets: Sequence[str], port: int | None = None,
+                     timeout_s: float = 30.0) -> PrometheusServer:
+    binary = shutil.which("prometheus")
+    if binary is None:
+        raise ToolMissing("prometheus is not installed; run scripts/setup.sh (apt package prometheus)")
+    directory.mkdir(parents=True, exist_ok=True)
+    config = directory / "prometheus.yml"
+    config.write_text(prometheus_config(targets))
+    port = port or free_ports(1)[0]
+    pid = spawn([binary, f"--config.file={config}", f"--storage.tsdb.path={directory / 'data'}",
+                 f"--web.listen-address={LOOPBACK}:{port}", "--web.enable-lifecycle"],
+                directory / "prometheus.log")
+    server = PrometheusServer(pid, f"http://{LOOPBACK}:{port}", directory)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if not is_alive(pid):
+            raise StackError(f"prometheus exited at start; see {directory / 'prometheus.log'}")
+        try:
+            if httpx.get(server.url + "/-/ready", timeout=1).status_code == 200:
+                return server
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.3)
+    server.stop()
+    raise StackError(f"prometheus not ready on {server.url} after {timeout_s:.0f} s")

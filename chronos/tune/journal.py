@@ -1,0 +1,186 @@
+"""The tuner's memory in SQLite: every retune advanced step by step, every decision, every failure of
+the live job seen and what its recovery cost.
+
+A retune is written *before* it acts and advanced after each step (decided -> savepoint ->
+resubmitted -> verified, or rolled-back / abandoned), so a tuner that dies anywhere leaves an entry
+that says exactly what is done and what is not; the next tuner finishes it from there. The tables
+share the profile database (their own prefix and schema version), so one file holds the profile and
+everything learned from the live job since.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from chronos.errors import InvalidInput
+
+Step = Literal["decided", "savepoint", "resubmitted", "verified", "rolled-back", "abandoned"]
+FINAL_STEPS: frozenset[str] = frozenset({"verified", "rolled-back", "abandoned"})
+
+MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE chronos_tune_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE TABLE chronos_retunes (
+        retune_id INTEGER PRIMARY KEY AUTOINCREMENT, job_name TEXT NOT NULL, old_job_id TEXT NOT NULL,
+        from_interval_ms INTEGER NOT NULL, to_interval_ms INTEGER NOT NULL, step TEXT NOT NULL,
+        savepoint TEXT, new_job_id TEXT, attempts INTEGER NOT NULL DEFAULT 0,
+        decided_ms INTEGER NOT NULL, updated_ms INTEGER NOT NULL, downtime_s REAL,
+        explanation TEXT NOT NULL DEFAULT '', note TEXT NOT NULL DEFAULT ''
+    );
+    CREATE TABLE chronos_decisions (
+        at_ms INTEGER NOT NULL, job_name TEXT NOT NULL, job_id TEXT NOT NULL, action TEXT NOT NULL,
+        interval_s REAL NOT NULL, wanted_s REAL, feasible INTEGER NOT NULL, binding TEXT NOT NULL,
+        reason TEXT NOT NULL, explanation TEXT NOT NULL
+    );
+    CREATE TABLE chronos_live_recoveries (
+        job_name TEXT NOT NULL, failed_ms INTEGER NOT NULL, interval_ms INTEGER NOT NULL, rate REAL NOT NULL,
+        recovery_s REAL, PRIMARY KEY (job_name, failed_ms)
+    );
+    CREATE INDEX chronos_retunes_job ON chronos_retunes(job_name, retune_id);
+    CREATE INDEX chronos_decisions_job ON chronos_decisions(job_name, at_ms);
+    """,
+)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+@dataclass(frozen=True)
+class Retune:
+    retune_id: int
+    job_name: str
+    old_job_id: str
+    from_interval_ms: int
+    to_interval_ms: int
+    step: str
+    savepoint: str | None
+    new_job_id: str | None
+    attempts: int
+    decided_ms: int
+    updated_ms: int
+    downtime_s: float | None
+    explanation: str
+    note: str
+
+    @property
+    def finished(self) -> bool:
+        return self.step in FINAL_STEPS
+
+
+@dataclass(frozen=True)
+class LiveRecovery:
+    job_name: str
+    failed_ms: int
+    interval_ms: int
+    rate: float
+    recovery_s: float | None  # None: it did not get back to steady state within the watch
+
+
+class TuneJournal:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.RLock()
+        try:
+            self._db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
+            self._migrate()
+        except sqlite3.DatabaseError as exc:
+            raise InvalidInput(f"{path} is not a chronos database ({exc})") from exc
+
+    def _migrate(self) -> None:
+        exists = self._db.execute("SELECT 1 FROM sqlite_master WHERE name='chronos_tune_meta'").fetchone()
+        version = 0
+        if exists:
+            row = self._db.execute("SELECT value FROM chronos_tune_meta WHERE key='schema_version'").fetchone()
+            version = int(row[0]) if row else 0
+        if version > SCHEMA_VERSION:
+            raise InvalidInput(f"{self.path} has tune schema v{version}; this chronos reads up to v{SCHEMA_VERSION}")
+        for number in range(version, SCHEMA_VERSION):
+            with self._transaction() as db:
+                for statement in MIGRATIONS[number].split(";"):
+                    if statement.strip():
+                        db.execute(statement)
+                db.execute("INSERT OR REPLACE INTO chronos_tune_meta VALUES ('schema_version', ?)", (str(number + 1),))
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    def close(self) -> None:
+        self._db.close()
+
+    # -- retunes ------------------------------------------------------------------------------------
+    def open_retune(self, job_name: str, old_job_id: str, from_ms: int, to_ms: int, now_ms: int,
+                    explanation: str) -> Retune:
+        with self._transaction() as db:
+            cursor = db.execute(
+                "INSERT INTO chronos_retunes (job_name, old_job_id, from_interval_ms, to_interval_ms, step, "
+                "decided_ms, updated_ms, explanation) VALUES (?,?,?,?,'decided',?,?,?)",
+                (job_name, old_job_id, from_ms, to_ms, now_ms, now_ms, explanation))
+            retune_id = int(cursor.lastrowid or 0)
+        return self.retune(retune_id)
+
+    def advance(self, retune_id: int, step: Step, now_ms: int, *, savepoint: str | None = None,
+                new_job_id: str | None = None, downtime_s: float | None = None, note: str | None = None,
+                attempted: bool = False) -> Retune:
+        with self._transaction() as db:
+            db.execute(
+                "UPDATE chronos_retunes SET step=?, updated_ms=?, savepoint=COALESCE(?, savepoint), "
+                "new_job_id=COALESCE(?, new_job_id), downtime_s=COALESCE(?, downtime_s), note=COALESCE(?, note), "
+                "attempts=attempts+? WHERE retune_id=?",
+                (step, now_ms, savepoint, new_job_id, downtime_s, note, int(attempted), retune_id))
+        return self.retune(retune_id)
+
+    def retune(self, retune_id: int) -> Retune:
+        with self._lock:
+            row = self._db.execute("SELECT * FROM chronos_retunes WHERE retune_id=?", (retune_id,)).fetchone()
+        if row is None:
+            raise KeyError(retune_id)
+        return Retune(*row)
+
+    def retunes(self, job_name: str | None = None) -> list[Retune]:
+        query = "SELECT * FROM chronos_retunes" + (" WHERE job_name=?" if job_name else "") + " ORDER BY retune_id"
+        with self._lock:
+            return [Retune(*row) for row in self._db.execute(query, (job_name,) if job_name else ())]
+
+    def unfinished(self, job_name: str) -> Retune | None:
+        """The newest retune of the job that did not reach a final step, if any."""
+        pending = [r for r in self.retunes(job_name) if not r.finished]
+        return pending[-1] if pending else None
+
+    # -- decisions and live failures ---------------------------------------------------------------
+    def record_decision(self, at_ms: int, job_name: str, job_id: str, action: str, interval_s: float,
+                        wanted_s: float | None, feasible: bool, binding: str, reason: str, explanation: str) -> None:
+        with self._transaction() as db:
+            db.execute("INSERT INTO chronos_decisions VALUES (?,?,?,?,?,?,?,?,?,?)",
+                       (at_ms, job_name, job_id, action, interval_s, wanted_s, int(feasible), binding, reason,
+                        explanation))
+
+    def decisions(self, job_name: str, limit: int = 100) -> list[tuple[int, str, str, float, str]]:
+        """(at ms, job id, action, interval s, reason), newest last."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT at_ms, job_id, action, interval_s, reason FROM chronos_decisions WHERE job_name=? "
+                "ORDER BY at_ms DESC LIMIT ?", (job_name, limit)).fetchall()
+        return [(int(r[0]), str(r[1]), str(r[2]), float(r[3]), str(r[4])) for r in reversed(rows)]
+
+    def record_recovery(self, recovery: LiveRecovery) -> None:
+        with self._transaction() as db:
+            db.execute("INSERT OR REPLACE INTO chronos_live_recoveries VALUES (?,?,?,?,?)",
+                       (recovery.job_name, recovery.failed_ms, recovery.interval_ms, recovery.rate, recovery.recovery_s))
+
+    def recoveries(self, job_name: str) -> list[LiveRecovery]:
+        with self._lock:
+            return [LiveRecovery(*row) for row in self._db.execute(
+                "SELECT * FROM chronos_live_recoveries WHERE job_name=? ORDER BY failed_ms", (job_name,))]

@@ -1,0 +1,219 @@
+"""collect -> evaluate -> decide -> realize -> verify, for one live job.
+
+Collection runs every few seconds (QoS accounting and failure watching need that resolution); a
+decision is taken every `decide_every_s`. Each decision is journaled whether it acts or not; a retune
+goes through the Retuner (journaled step by step). Everything the loop knows is handed to an observer
+(the Prometheus exporter, the terminal view) as values; the loop itself never formats or serves.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Protocol
+
+from chronos.errors import ChronosError
+from chronos.optimizer.decide import Decision, decide
+from chronos.optimizer.evaluate import Evaluation, JobModels, TuneHistory, evaluate
+from chronos.optimizer.model_values import Observation
+from chronos.optimizer.policy import TunePolicy
+from chronos.tune.failures import FailureWatch, ObservedFailure
+from chronos.tune.fitting import ModelBook
+from chronos.tune.journal import LiveRecovery, TuneJournal
+from chronos.tune.readings import LiveReading
+from chronos.tune.retune import RetuneOutcome, Retuner, TunedJob
+
+
+class Collector(Protocol):
+    def collect(self, job_id: str) -> LiveReading: ...
+
+
+class TuneObserver(Protocol):
+    def reading(self, job: TunedJob, reading: LiveReading, policy: TunePolicy,
+                latency_violation_s: float, recovery_violation_s: float) -> None: ...
+    def decision(self, job: TunedJob, decision: Decision, evaluation: Evaluation) -> None: ...
+    def retune(self, job: TunedJob, outcome: RetuneOutcome) -> None: ...
+    def failure(self, job: TunedJob, failure: ObservedFailure, models: JobModels) -> None: ...
+    def message(self, text: str) -> None: ...
+
+
+@dataclass(frozen=True)
+class LoopSettings:
+    collect_every_s: float = 5.0
+    decide_every_s: float = 30.0
+    dry_run: bool = False  # decide and journal, realize nothing
+    history_s: float = 3600.0  # readings kept for the forecast and the checkpoint cost
+
+
+@dataclass
+class QosAccount:
+    """Seconds the job spent outside its targets, summed over collection periods."""
+
+    latency_s: float = 0.0
+    recovery_s: float = 0.0
+    last_at_ms: int | None = None
+
+    def add(self, reading: LiveReading, policy: TunePolicy, failure_started_ms: int | None) -> tuple[float, float]:
+        dt = 0.0 if self.last_at_ms is None else max(0.0, (reading.at_ms - self.last_at_ms) / 1000)
+        self.last_at_ms = reading.at_ms
+        latency = dt if reading.recent_p99_ms is not None and reading.recent_p99_ms > policy.latency_p99_ms else 0.0
+        recovery = 0.0
+        if failure_started_ms is not None:
+            over_ms = reading.at_ms - (failure_started_ms + policy.recovery_s * 1000)
+            recovery = min(dt, max(0.0, over_ms / 1000))
+        self.latency_s += latency
+        self.recovery_s += recovery
+        return latency, recovery
+
+
+@dataclass
+class LoopState:
+    job: TunedJob
+    started_at_s: float
+    retunes_at_s: list[float] = field(default_factory=list)
+    failures_at_s: list[float] = field(default_factory=list)
+    last_decision: Decision | None = None
+    last_evaluation: Evaluation | None = None
+    last_reading: LiveReading | None = None
+
+
+class TuneLoop:
+    def __init__(
+        self,
+        job: TunedJob,
+        policy: TunePolicy,
+        collector: Collector,
+        retuner: Retuner,
+        journal: TuneJournal,
+        models: ModelBook,
+        observer: TuneObserver,
+        settings: LoopSettings = LoopSettings(),
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self._policy = policy
+        self._collector = collector
+        self._retuner = retuner
+        self._journal = journal
+        self._models = models
+        self._observer = observer
+        self._settings = settings
+        self._clock = clock
+        self._sleep = sleep
+        now = clock()
+        self.state = LoopState(job, started_at_s=now)
+        self._observed_since_s = now
+        self._readings: deque[tuple[float, LiveReading]] = deque()
+        self._watch = FailureWatch(timeout_s=max(600.0, 3 * policy.recovery_s))
+        self.qos = QosAccount()
+        self._next_decision_s = now + settings.decide_every_s
+
+    # -- resuming ---------------------------------------------------------------------------------
+    def finish_pending(self) -> RetuneOutcome | None:
+        """Finish or roll back a retune a previous tuner left unfinished, before watching anything."""
+        pending = self._journal.unfinished(self.state.job.spec.name)
+        if pending is None:
+            return None
+        self._observer.message(f"finishing retune {pending.retune_id} left at step {pending.step!r} "
+                               f"(savepoint {pending.savepoint or 'not yet journaled'})")
+        outcome = self._retuner.resume(pending, self.state.job)
+        self._after_retune(outcome)
+        return outcome
+
+    # -- one period -------------------------------------------------------------------------------
+    def step(self) -> Decision | None:
+        now = self._clock()
+        reading = self._collector.collect(self.state.job.job_id)
+        self.state.last_reading = reading
+        self._readings.append((now, reading))
+        while self._readings and now - self._readings[0][0] > self._settings.history_s:
+            self._readings.popleft()
+        was_failing = self._watch.in_failure
+        failure = self._watch.feed(reading)
+        if not was_failing and (self._watch.in_failure or failure is not None):
+            self.state.failures_at_s.append(now)
+        latency_v, recovery_v = self.qos.add(reading, self._policy, self._watch.failure_started_ms)
+        self._observer.reading(self.state.job, reading, self._policy, latency_v, recovery_v)
+        if failure is not None:
+            self._learn(failure)
+        if now < self._next_decision_s or self._watch.in_failure:
+            return None
+        self._next_decision_s = now + self._settings.decide_every_s
+        return self._decide(now)
+
+    def _learn(self, failure: ObservedFailure) -> None:
+        self._journal.record_recovery(LiveRecovery(self.state.job.spec.name, failure.failed_ms, failure.interval_ms,
+                                                   failure.rate, failure.recovery_s))
+        models = self._models.models
+        if failure.recovery_s is not None and failure.interval_ms:
+            models = self._models.add_recovery(Observation(failure.interval_ms / 1000, failure.rate, failure.recovery_s))
+        self._observer.failure(self.state.job, failure, models)
+
+    def _history(self, now: float) -> TuneHistory:
+        readings = [r for _, r in self._readings]
+        rates = tuple(r.input_rate for r in readings if r.input_rate is not None)
+        latest = readings[-1]
+        costs = next((r.checkpoint_costs_s for r in reversed(readings) if r.checkpoint_costs_s), ())
+        return TuneHistory(
+            interval_s=self.state.job.settings.interval_ms / 1000,
+            rates=rates,
+            rate_step_s=self._settings.collect_every_s,
+            p99_ms=latest.p99_ms,
+            checkpoint_costs_s=costs,
+            failures_at_s=tuple(self.state.failures_at_s),
+            observed_since_s=self._observed_since_s,
+            now_s=now,
+            started_at_s=self.state.started_at_s,
+            retunes_at_s=tuple(self.state.retunes_at_s),
+        )
+
+    def _decide(self, now: float) -> Decision | None:
+        history = self._history(now)
+        if not history.rates:
+            self._observer.message("no input rate readable yet; not deciding")
+            return None
+        evaluation = evaluate(history, self._models.models, self._policy)
+        decision = decide(evaluation, self._policy, now)
+        if decision.action == "retune" and self._settings.dry_run:
+            decision = _advised(decision)
+        self.state.last_decision, self.state.last_evaluation = decision, evaluation
+        self._journal.record_decision(int(time.time() * 1000), self.state.job.spec.name, self.state.job.job_id,
+                                      decision.action, decision.interval_s, decision.wanted_s, decision.feasible,
+                                      decision.binding, decision.reason, decision.explain())
+        self._observer.decision(self.state.job, decision, evaluation)
+        if decision.action == "retune":
+            target_ms = max(1, round(decision.interval_s * 1000))
+            try:
+                outcome = self._retuner.retune(self.state.job, target_ms, decision.explain())
+            except ChronosError as exc:
+                self._observer.message(f"retune failed: {exc}")
+                raise
+            self._after_retune(outcome)
+        return decision
+
+    def _after_retune(self, outcome: RetuneOutcome) -> None:
+        if outcome.outcome != "abandoned":
+            now = self._clock()
+            self.state.retunes_at_s.append(now)
+            self.state.started_at_s = now
+            self._watch.reset()
+            self.qos.last_at_ms = None
+        self.state.job = outcome.job
+        self._observer.retune(outcome.job, outcome)
+
+    # -- running ----------------------------------------------------------------------------------
+    def run(self, stop: threading.Event, duration_s: float | None = None) -> None:
+        end = None if duration_s is None else self._clock() + duration_s
+        while not stop.is_set() and (end is None or self._clock() < end):
+            started = self._clock()
+            self.step()
+            stop.wait(max(0.0, self._settings.collect_every_s - (self._clock() - started)))
+
+
+def _advised(decision: Decision) -> Decision:
+    return replace(decision, action="keep", reason=f"dry run: would retune to {decision.interval_s:g} s ({decision.reason})",
+                   interval_s=decision.current.interval_s)
+

@@ -1,0 +1,195 @@
+"""Realizing a retune: stop-with-savepoint, resubmit with the new interval, verify, journaled at every
+step so that a tuner that dies anywhere can be finished by the next one.
+
+The guarantees, and where each comes from:
+- never left stopped: a journaled savepoint is always resubmitted, by this tuner or the next;
+- never an older savepoint: the savepoint resubmitted is the one this very stop produced (or, after a
+  crash between stop and journal, the one Flink itself records for the stopped job);
+- never started twice: before every submission the cluster is asked for a live job of the same name
+  started since the decision; if one exists (a submission whose reply was lost), it is adopted;
+- a failed resubmission is retried, then the previous interval is resubmitted from the same savepoint.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Literal, Protocol
+
+from chronos.errors import ChronosError, FlinkRequestFailed
+from chronos.model import CheckpointSettings, JobSpec, format_interval
+from chronos.tune.journal import Retune, TuneJournal
+
+ROLLBACK = "rollback"
+TERMINAL = frozenset({"FINISHED", "CANCELED", "FAILED"})
+
+
+class JobControl(Protocol):
+    def state(self, job_id: str) -> str: ...
+    def stop_with_savepoint(self, job_id: str) -> str: ...
+    def savepoint_of(self, job_id: str) -> str | None:
+        """The newest savepoint Flink records for the job (None if it has none)."""
+        ...
+    def submit(self, spec: JobSpec, settings: CheckpointSettings, savepoint: str) -> str: ...
+    def wait_until_running(self, job_id: str, timeout_s: float) -> None: ...
+    def interval_ms(self, job_id: str) -> int: ...
+    def live_jobs(self, name: str) -> list[tuple[str, int]]:
+        """(job id, start ms) of the jobs with this name that are not in a terminal state."""
+        ...
+
+
+@dataclass(frozen=True)
+class TunedJob:
+    job_id: str
+    spec: JobSpec
+    settings: CheckpointSettings
+
+
+@dataclass(frozen=True)
+class RetuneOutcome:
+    entry: Retune
+    job: TunedJob  # the job running now
+    outcome: Literal["verified", "rolled-back", "abandoned"]
+    downtime_s: float | None  # stop request (or resume) -> every task RUNNING
+
+
+def _noop(old: TunedJob, new: TunedJob, savepoint: str) -> None:
+    return None
+
+
+class Retuner:
+    def __init__(
+        self,
+        control: JobControl,
+        journal: TuneJournal,
+        *,
+        wall_ms: Callable[[], int] = lambda: int(time.time() * 1000),
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+        submit_attempts: int = 3,
+        running_timeout_s: float = 180.0,
+        settle_timeout_s: float = 20.0,
+        on_replaced: Callable[[TunedJob, TunedJob, str], None] = _noop,
+        pause_after_savepoint_s: float = 0.0,
+    ) -> None:
+        self._control = control
+        self._journal = journal
+        self._wall_ms = wall_ms
+        self._clock = clock
+        self._sleep = sleep
+        self._attempts = submit_attempts
+        self._running_timeout_s = running_timeout_s
+        self._settle_timeout_s = settle_timeout_s
+        self._on_replaced = on_replaced
+        self._pause_after_savepoint_s = pause_after_savepoint_s  # a window for crash tests; 0 in use
+
+    def retune(self, job: TunedJob, to_ms: int, explanation: str) -> RetuneOutcome:
+        entry = self._journal.open_retune(job.spec.name, job.job_id, job.settings.interval_ms, to_ms,
+                                          self._wall_ms(), explanation)
+        start = self._clock()
+        try:
+            savepoint = self._control.stop_with_savepoint(job.job_id)
+        except ChronosError:
+            if self._control.state(job.job_id) not in TERMINAL:
+                entry = self._journal.advance(entry.retune_id, "abandoned", self._wall_ms(),
+                                              note="the stop failed; the job kept running")
+                return RetuneOutcome(entry, job, "abandoned", None)
+            savepoint = self._savepoint_of_stopped(job.job_id)
+        entry = self._journal.advance(entry.retune_id, "savepoint", self._wall_ms(), savepoint=savepoint)
+        if self._pause_after_savepoint_s:
+            self._sleep(self._pause_after_savepoint_s)
+        return self._finish(entry, job, start)
+
+    def resume(self, entry: Retune, job: TunedJob) -> RetuneOutcome:
+        """Finish (or roll back) a retune a previous tuner left unfinished. `job` is the job it retuned."""
+        start = self._clock()
+        if entry.step == "decided":
+            state = self._settled_state(entry.old_job_id)
+            if state not in TERMINAL:
+                entry = self._journal.advance(entry.retune_id, "abandoned", self._wall_ms(),
+                                              note="found the job still running: the stop never happened")
+                return RetuneOutcome(entry, job, "abandoned", None)
+            entry = self._journal.advance(entry.retune_id, "savepoint", self._wall_ms(),
+                                          savepoint=self._savepoint_of_stopped(entry.old_job_id))
+        return self._finish(entry, job, start)
+
+    # -- steps ------------------------------------------------------------------------------------
+    def _settled_state(self, job_id: str) -> str:
+        """A stop in flight when the last tuner died finishes on its own: wait for it briefly."""
+        deadline = self._clock() + self._settle_timeout_s
+        state = self._control.state(job_id)
+        while state not in TERMINAL and self._clock() < deadline:
+            self._sleep(0.5)
+            state = self._control.state(job_id)
+        return state
+
+    def _savepoint_of_stopped(self, job_id: str) -> str:
+        savepoint = self._control.savepoint_of(job_id)
+        if savepoint is None:
+            raise FlinkRequestFailed(f"job {job_id} is stopped and Flink records no savepoint of it; "
+                                     "restore it by hand from its last checkpoint")
+        return savepoint
+
+    def _adoptable(self, entry: Retune) -> str | None:
+        live = [(jid, started) for jid, started in self._control.live_jobs(entry.job_name)
+                if jid != entry.old_job_id and started >= entry.decided_ms]
+        return max(live, key=lambda j: j[1])[0] if live else None
+
+    def _settings(self, job: TunedJob, entry: Retune) -> CheckpointSettings:
+        rolled_back = entry.note.startswith(ROLLBACK)
+        return replace(job.settings, interval_ms=entry.from_interval_ms if rolled_back else entry.to_interval_ms)
+
+    def _submit(self, entry: Retune, job: TunedJob) -> Retune:
+        assert entry.savepoint is not None
+        failures: list[str] = []
+        plans = [(entry.to_interval_ms, None)] * self._attempts + [(entry.from_interval_ms, ROLLBACK)]
+        if entry.note.startswith(ROLLBACK):
+            plans = [(entry.from_interval_ms, ROLLBACK)] * self._attempts
+        for interval_ms, note in plans:
+            adopted = self._adoptable(entry)
+            if adopted is not None:
+                return self._journal.advance(entry.retune_id, "resubmitted", self._wall_ms(), new_job_id=adopted,
+                                             note=f"{note or ''}adopted {adopted}, submitted before a crash".strip())
+            try:
+                new_job = self._control.submit(job.spec, replace(job.settings, interval_ms=interval_ms), entry.savepoint)
+            except ChronosError as exc:
+                failures.append(str(exc))
+                entry = self._journal.advance(entry.retune_id, "savepoint", self._wall_ms(), attempted=True,
+                                              note=f"submission failed: {exc}"[:500])
+                continue
+            return self._journal.advance(entry.retune_id, "resubmitted", self._wall_ms(), new_job_id=new_job,
+                                         attempted=True, note=note or "")
+        raise FlinkRequestFailed(f"could not resubmit {entry.job_name} from {entry.savepoint} "
+                                 f"({len(failures)} attempts; last: {failures[-1] if failures else '?'}); "
+                                 "the savepoint is journaled: run `chronos tune` again to retry")
+
+    def _finish(self, entry: Retune, job: TunedJob, start: float) -> RetuneOutcome:
+        for _ in range(self._attempts + 2):
+            if entry.step == "savepoint":
+                entry = self._submit(entry, job)
+            new_job_id, savepoint = entry.new_job_id, entry.savepoint
+            assert new_job_id is not None and savepoint is not None
+            settings = self._settings(job, entry)
+            try:
+                self._control.wait_until_running(new_job_id, self._running_timeout_s)
+            except ChronosError as exc:
+                if self._control.state(new_job_id) not in TERMINAL:
+                    raise
+                # It died on restore: back to the savepoint, and from it with the previous interval.
+                entry = self._journal.advance(entry.retune_id, "savepoint", self._wall_ms(),
+                                              note=f"{ROLLBACK}: {new_job_id} failed ({exc})"[:500])
+                continue
+            downtime = self._clock() - start
+            in_force = self._control.interval_ms(new_job_id)
+            rolled_back = entry.note.startswith(ROLLBACK)
+            step: Literal["verified", "rolled-back"] = "rolled-back" if rolled_back else "verified"
+            if in_force != settings.interval_ms:
+                raise FlinkRequestFailed(f"job {new_job_id} runs with interval {format_interval(in_force)}, "
+                                         f"not the {format_interval(settings.interval_ms)} submitted")
+            entry = self._journal.advance(entry.retune_id, step, self._wall_ms(), downtime_s=downtime)
+            new = TunedJob(new_job_id, job.spec, settings)
+            self._on_replaced(job, new, savepoint)
+            return RetuneOutcome(entry, new, step, downtime)
+        raise FlinkRequestFailed(f"retune {entry.retune_id} of {entry.job_name} kept failing; "
+                                 f"its savepoint {entry.savepoint} is journaled")

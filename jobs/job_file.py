@@ -1,0 +1,139 @@
+"""How a user describes their own job to chronos: a YAML job file.
+
+    name: my-pipeline                    # the Flink pipeline name
+    program:                             # exactly one of python / jar / sql
+      sql: my_query.sql                  # paths are relative to this file
+      vars: {input_topic: events}        # sql: values for ${name} in the file
+      # python: my_job.py   args: [--flag, value]
+      # jar: my-job.jar     entry-class: com.example.Job   args: [...]
+    parallelism: 2
+    flink-config: {pipeline.max-parallelism: "128"}
+    io:                                  # how chronos measures the job from outside
+      bootstrap: ${bootstrap}            # ${bootstrap}: the stack's broker unless given
+      input-topic: events                # arrival rate from its end offsets
+      output-topic: results              # end-to-end latency from its committed records ...
+      timestamp-field: max_created_ms    # ... each carrying the newest input's creation time (epoch ms)
+      latency-source: output             # or flink-latency (Flink's latency markers, needs
+                                         # metrics.latency.interval), or promql (+ latency-query,
+                                         # prometheus-url: a query whose first sample is p99 in seconds)
+
+`${name}` anywhere in the file takes a value from the defaults handed in (the stack's `bootstrap`)
+or from `program.vars`. The result is a JobSpec chronos can submit and resubmit, and the JobIO its
+collector reads.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from chronos.errors import InvalidInput
+from chronos.model import JobIO, JobSpec
+
+SQL_RUNNER = Path(__file__).with_name("sql_runner.py")
+_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+class _Program(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    python: str | None = None
+    jar: str | None = None
+    entry_class: str | None = Field(None, alias="entry-class")
+    sql: str | None = None
+    args: list[str] = Field(default_factory=list)
+    vars: dict[str, str] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> _Program:
+        kinds = [k for k in ("python", "jar", "sql") if getattr(self, k)]
+        if len(kinds) != 1:
+            raise ValueError("give exactly one of python, jar, sql")
+        if self.jar and not self.entry_class:
+            raise ValueError("a jar needs entry-class")
+        return self
+
+
+class _IO(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    bootstrap: str
+    input_topic: str = Field(alias="input-topic")
+    output_topic: str = Field(alias="output-topic")
+    timestamp_field: str = Field("max_created_ms", alias="timestamp-field")
+    latency_source: Literal["output", "flink-latency", "promql"] = Field("output", alias="latency-source")
+    latency_query: str = Field("", alias="latency-query")
+    prometheus_url: str = Field("", alias="prometheus-url")
+
+    @model_validator(mode="after")
+    def _promql_complete(self) -> _IO:
+        if self.latency_source == "promql" and not (self.latency_query and self.prometheus_url):
+            raise ValueError("latency-source promql needs latency-query and prometheus-url")
+        return self
+
+
+class _JobFile(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    name: str = Field(min_length=1)
+    program: _Program
+    parallelism: int | None = Field(None, ge=1)
+    flink_config: dict[str, str] = Field(default_factory=dict, alias="flink-config")
+    io: _IO
+
+
+def _substitute(value: Any, variables: dict[str, str], where: Path) -> Any:
+    if isinstance(value, str):
+        def one(match: re.Match[str]) -> str:
+            if match.group(1) not in variables:
+                raise InvalidInput(f"job file {where}: ${{{match.group(1)}}} has no value")
+            return variables[match.group(1)]
+        return _VARIABLE.sub(one, value)
+    if isinstance(value, list):
+        return [_substitute(v, variables, where) for v in value]
+    if isinstance(value, dict):
+        return {k: _substitute(v, variables, where) for k, v in value.items()}
+    return value
+
+
+def load_job_file(path: Path, defaults: dict[str, str]) -> tuple[JobSpec, JobIO]:
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError) as exc:
+        raise InvalidInput(f"cannot read job file {path}: {str(exc).splitlines()[0]}") from exc
+    if not isinstance(raw, dict):
+        raise InvalidInput(f"job file {path} must be a mapping (name, program, io)")
+    own_vars = raw.get("program", {}).get("vars", {}) if isinstance(raw.get("program"), dict) else {}
+    variables = {**defaults, **{str(k): str(v) for k, v in (own_vars or {}).items()}}
+    try:
+        job = _JobFile.model_validate(_substitute(raw, variables, path))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "file"
+        raise InvalidInput(f"invalid job file {path}: {where}: {first['msg']}") from exc
+    base = path.parent
+    program = job.program
+
+    def local(name: str) -> str:
+        resolved = (base / name).resolve()
+        if not resolved.exists():
+            raise InvalidInput(f"job file {path}: {name} does not exist (looked at {resolved})")
+        return str(resolved)
+
+    config = tuple(sorted(job.flink_config.items()))
+    if program.sql:
+        args: tuple[str, ...] = ("--sql", local(program.sql), "--job-name", job.name,
+                                 *(a for k, v in sorted(variables.items()) for a in ("--var", f"{k}={v}")))
+        spec = JobSpec(job.name, str(SQL_RUNNER), args, job.parallelism, config)
+    elif program.jar:
+        spec = JobSpec(job.name, "", tuple(program.args), job.parallelism, config, jar=local(program.jar),
+                       entry_class=program.entry_class or "")
+    else:
+        spec = JobSpec(job.name, local(program.python or ""), tuple(program.args), job.parallelism, config)
+    io = JobIO(job.io.bootstrap, job.io.input_topic, job.io.output_topic, job.io.timestamp_field,
+               job.io.latency_source, job.io.latency_query, job.io.prometheus_url)
+    return spec, io

@@ -1,0 +1,68 @@
+"""Runs a Flink SQL file as a streaming job: chronos's way to (re)submit a SQL job over REST.
+
+The sql-client cannot run here (the wheel lacks the sql-gateway jar), and a SQL job must be
+resubmittable from a savepoint with a new checkpoint interval like any other; as the PyFlink program
+`sql_runner.py --sql FILE [--var name=value ...]` it goes through the same PythonDriver submission.
+`${name}` in the file is replaced by the variable's value; statements are separated by `;` at a line
+end; every statement but the last INSERT runs as DDL, the INSERTs run together as one job.
+
+Run by Flink, not imported by chronos; it needs only pyflink.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def render(text: str, variables: dict[str, str]) -> list[str]:
+    """The file's statements with variables substituted; an unknown variable is an error, not a blank."""
+    def value(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name not in variables:
+            raise KeyError(f"SQL variable ${{{name}}} has no value (give --var {name}=...)")
+        return variables[name]
+
+    body = "\n".join(line for line in text.splitlines() if not line.strip().startswith("--"))
+    rendered = _VARIABLE.sub(value, body)
+    return [s.strip() for s in re.split(r";\s*(?:\n|$)", rendered) if s.strip()]
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--sql", required=True, help="SQL file")
+    parser.add_argument("--var", action="append", default=[], help="name=value, for ${name} in the file")
+    parser.add_argument("--job-name", default="", help="pipeline name (else from the submission config)")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str]) -> None:
+    from pyflink.table import EnvironmentSettings, TableEnvironment
+
+    a = parse_args(argv)
+    variables = dict(v.split("=", 1) for v in a.var)
+    statements = render(Path(a.sql).read_text(), variables)
+    t_env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
+    if a.job_name:
+        t_env.get_config().set("pipeline.name", a.job_name)
+    inserts = [s for s in statements if s.upper().startswith("INSERT")]
+    for statement in statements:
+        if statement not in inserts:
+            t_env.execute_sql(statement)
+    if not inserts:
+        raise SystemExit("the SQL file has no INSERT statement: nothing to run")
+    if len(inserts) == 1:
+        t_env.execute_sql(inserts[0])
+    else:
+        statement_set = t_env.create_statement_set()
+        for insert in inserts:
+            statement_set.add_insert_sql(insert)
+        statement_set.execute()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,152 @@
+"""evaluate(history, models, policy) -> Evaluation: what every candidate interval would do under the
+load that is coming, judged against the targets. Pure: the live numbers arrive as a value, the
+models as fitted objects; nothing here reads a clock, a socket or a file.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass
+
+from chronos.optimizer.baselines import estimate_mtbf_s
+from chronos.optimizer.forecast import RateForecast, forecast_rate
+from chronos.optimizer.model_values import Model, Prediction
+from chronos.optimizer.policy import TunePolicy
+
+
+@dataclass(frozen=True)
+class TuneHistory:
+    """The live job as the collector saw it. Times are seconds on the caller's clock (the same one
+    `decide` gets as `now`)."""
+
+    interval_s: float  # in force now
+    rates: tuple[float, ...]  # input rate readings, `rate_step_s` apart, newest last
+    rate_step_s: float
+    p99_ms: float | None  # observed over the policy's latency window; None: no output seen
+    checkpoint_costs_s: tuple[float, ...] = ()  # recent completed checkpoint durations
+    failures_at_s: tuple[float, ...] = ()  # failures of the live job seen while observing
+    observed_since_s: float = 0.0
+    now_s: float = 0.0  # when this history was taken (for the MTBF; decide gets its own now)
+    started_at_s: float = 0.0  # when the job last (re)started: start of chronos's watch or the last retune
+    retunes_at_s: tuple[float, ...] = ()
+
+
+@dataclass(frozen=True)
+class JobModels:
+    """Fitted models of the job; None when there is nothing to fit one from yet."""
+
+    recovery: Model | None
+    latency: Model | None
+
+
+@dataclass(frozen=True)
+class Assessment:
+    """One interval under the forecast load: predictions, and whether each target holds with the margin.
+    A target with no model to judge it holds by default (`recovery`/`latency` is then None)."""
+
+    interval_s: float
+    recovery: Prediction | None
+    latency: Prediction | None
+    recovery_ratio: float | None  # judged prediction / (target x (1 - margin)); <= 1 meets it
+    latency_ratio: float | None
+    overhead: float | None  # share of time spent checkpointing: checkpoint cost / interval
+
+    @property
+    def recovery_ok(self) -> bool:
+        return self.recovery_ratio is None or self.recovery_ratio <= 1.0
+
+    @property
+    def latency_ok(self) -> bool:
+        return self.latency_ratio is None or self.latency_ratio <= 1.0
+
+    @property
+    def ok(self) -> bool:
+        return self.recovery_ok and self.latency_ok
+
+    @property
+    def worst_ratio(self) -> float:
+        return max((r for r in (self.recovery_ratio, self.latency_ratio) if r is not None), default=0.0)
+
+    def failing(self) -> tuple[str, ...]:
+        return tuple(name for name, ok in (("recovery", self.recovery_ok), ("latency", self.latency_ok)) if not ok)
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    current: Assessment
+    candidates: tuple[Assessment, ...]  # shortest interval first; includes the current one
+    forecast: RateForecast
+    observed_rate: float
+    observed_p99_ms: float | None
+    latency_violated: bool  # observed, not predicted
+    latency_calibration: float  # factor applied to the latency model (1.0: none)
+    checkpoint_cost_s: float | None
+    mtbf_s: float | None
+    started_at_s: float
+    retunes_at_s: tuple[float, ...]
+    recovery_model_mape: float | None
+    latency_model_mape: float | None
+
+
+def candidate_intervals(policy: TunePolicy, current_s: float) -> tuple[float, ...]:
+    lo, hi = math.log(policy.interval_min_s), math.log(policy.interval_max_s)
+    grid = {round(math.exp(lo + i * (hi - lo) / (policy.candidates - 1)), 1) for i in range(policy.candidates)}
+    return tuple(sorted(grid | {round(current_s, 3)}))
+
+
+def _judged(prediction: Prediction, policy: TunePolicy) -> float:
+    return prediction.high if policy.conservative else prediction.median
+
+
+def _scaled(prediction: Prediction, factor: float) -> Prediction:
+    return Prediction(prediction.median * factor, prediction.low * factor, prediction.high * factor)
+
+
+def _assess(interval_s: float, rate: float, models: JobModels, policy: TunePolicy, calibration: float,
+            cost_s: float | None) -> Assessment:
+    recovery = models.recovery.predict(interval_s, rate) if models.recovery else None
+    latency = _scaled(models.latency.predict(interval_s, rate), calibration) if models.latency else None
+    budget = 1.0 - policy.safety_margin
+    return Assessment(
+        interval_s=interval_s,
+        recovery=recovery,
+        latency=latency,
+        recovery_ratio=_judged(recovery, policy) / (policy.recovery_s * budget) if recovery else None,
+        latency_ratio=_judged(latency, policy) / (policy.latency_p99_ms * budget) if latency else None,
+        overhead=cost_s / interval_s if cost_s else None,
+    )
+
+
+def evaluate(history: TuneHistory, models: JobModels, policy: TunePolicy) -> Evaluation:
+    if not history.rates:
+        raise ValueError("no input rate readings yet")
+    forecast = forecast_rate(history.rates, history.rate_step_s, policy.horizon_s)
+    observed_rate = history.rates[-1]
+    calibration = 1.0
+    if policy.calibrate_latency and models.latency and history.p99_ms:
+        predicted_now = models.latency.predict(history.interval_s, observed_rate).median
+        if predicted_now > 0:
+            calibration = min(4.0, max(0.25, history.p99_ms / predicted_now))
+    cost = statistics.median(history.checkpoint_costs_s) if history.checkpoint_costs_s else None
+    rate = max(forecast.peak, observed_rate)
+    candidates = tuple(_assess(i, rate, models, policy, calibration, cost)
+                       for i in candidate_intervals(policy, history.interval_s))
+    current = next(c for c in candidates if c.interval_s == round(history.interval_s, 3))
+    observed_s = history.now_s - history.observed_since_s
+    return Evaluation(
+        current=current,
+        candidates=candidates,
+        forecast=forecast,
+        observed_rate=observed_rate,
+        observed_p99_ms=history.p99_ms,
+        latency_violated=history.p99_ms is not None and history.p99_ms > policy.latency_p99_ms,
+        latency_calibration=calibration,
+        checkpoint_cost_s=cost,
+        mtbf_s=estimate_mtbf_s([t - history.observed_since_s for t in history.failures_at_s], observed_s)
+        if observed_s > 0 else None,
+        started_at_s=history.started_at_s,
+        retunes_at_s=history.retunes_at_s,
+        recovery_model_mape=models.recovery.report.held_out_mape if models.recovery else None,
+        latency_model_mape=models.latency.report.held_out_mape if models.latency else None,
+    )

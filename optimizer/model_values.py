@@ -1,0 +1,39 @@
+"""What a model of the job takes and gives, without the library that fits it: the tuner's long-lived
+process predicts from these and never imports scikit-learn (its import alone costs ~150 MB of RSS)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+
+@dataclass(frozen=True)
+class Observation:
+    """One measured point: the configuration and load it was measured at, and the value."""
+
+    interval_s: float
+    rate: float
+    value: float
+
+
+@dataclass(frozen=True)
+class Prediction:
+    median: float
+    low: float
+    high: float
+
+
+@dataclass(frozen=True)
+class FitReport:
+    family: str
+    held_out_mape: float
+    mape_by_family: tuple[tuple[str, float], ...]
+    observations: int
+    folds: int
+
+
+class Model(Protocol):
+    @property
+    def report(self) -> FitReport: ...
+
+    def predict(self, interval_s: float, rate: float) -> Prediction: ...

@@ -1,0 +1,53 @@
+"""What the user asks of the tuner: QoS targets, how conservative to be, and how calm to stay.
+
+A pydantic model because it is the config boundary (CLI flags, a YAML file, Helm values): a bad value
+is refused with the field's name before anything runs. Every knob has a default and says why it is
+there; the stabilization ones follow the Flink Kubernetes Operator autoscaler's (stabilization
+interval, minimum change, a cap on scalings), since a retune costs seconds of downtime.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+Strategy = Literal["chronos", "static", "young", "daly"]
+
+
+class TunePolicy(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    latency_p99_ms: float = Field(gt=0, description="Target: p99 end-to-end latency of the output, in ms.")
+    recovery_s: float = Field(gt=0, description="Target: time from a failure back to steady state, in s.")
+    strategy: Strategy = Field(
+        "chronos", description="chronos (models + targets), or a baseline: static, young, daly (Young/Daly from "
+                               "the measured checkpoint cost and the MTBF of the failures seen).")
+    static_interval_s: float | None = Field(None, gt=0, description="The interval the static strategy holds.")
+    interval_min_s: float = Field(1.0, gt=0, description="Shortest interval ever chosen.")
+    interval_max_s: float = Field(120.0, gt=0, description="Longest interval ever chosen.")
+    candidates: int = Field(24, ge=2, le=200, description="Intervals considered, spaced evenly on a log scale.")
+    conservative: bool = Field(
+        True, description="Judge a candidate by the upper bound of its prediction interval, not its median.")
+    safety_margin: float = Field(
+        0.1, ge=0, lt=1, description="Extra headroom: a prediction must stay under (1 - margin) x target.")
+    startup_grace_s: float = Field(
+        90.0, ge=0, description="No decision this long after the job (re)started: its signals are still settling.")
+    cooldown_s: float = Field(300.0, ge=0, description="Least time between two retunes; each costs downtime.")
+    min_change_rel: float = Field(
+        0.2, ge=0, description="Ignore a change smaller than this share of the current interval ...")
+    min_change_abs_s: float = Field(2.0, ge=0, description="... or smaller than this many seconds.")
+    max_retunes_per_hour: int = Field(4, ge=0, description="Cap on retunes in any hour; 0 makes the tuner advise only.")
+    horizon_s: float = Field(300.0, gt=0, description="Decide for the peak input rate forecast over this horizon.")
+    latency_window_s: float = Field(60.0, gt=0, description="Observed p99 latency is taken over this window.")
+    calibrate_latency: bool = Field(
+        True, description="Scale the latency model by observed / predicted p99 at the current interval, so a "
+                          "profile taken on smaller clusters still ranks intervals right on the live job.")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> TunePolicy:
+        if self.interval_min_s >= self.interval_max_s:
+            raise ValueError("interval_min_s must be below interval_max_s")
+        if self.strategy == "static" and self.static_interval_s is None:
+            raise ValueError("the static strategy needs static_interval_s")
+        return self

@@ -1,0 +1,284 @@
+"""`chronos tune` on the real stack: it retunes the demo job when a load step makes recovery bind,
+the new interval is in force, and nothing is lost or duplicated; killed mid-retune, the next tuner
+finishes the job from the journaled savepoint, once.
+
+The profile here is written by the test (a replay-bound recovery: 20 s + interval x rate / 2,000
+ev/s), because a real one takes ~15 minutes; profiling itself is tested in test_profiling.py. What
+is real is everything the tuner does with it: Flink, Kafka, the savepoints, the resubmission, the
+metrics endpoint.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from chronos.flink.rest import FlinkRestClient
+from chronos.jobs.bounded_input import ExperimentInput
+from chronos.model import FaultRecord, RecoveryMeasurement
+from chronos.profiler.records import ProfileRun, RunConfig, SteadyState
+from chronos.profiler.store import ProfileStore
+from chronos.stack.job_records import JobRecordStore
+from chronos.stack.state import StackState
+from chronos.tune.journal import TuneJournal
+from tests.cli.test_bad_input import assert_one_line_error, chronos
+from tests.integration.test_chaos_cli import submit_demo
+
+TARGETS = ["--latency-p99", "120s", "--recovery", "60s", "--interval-min", "2s", "--interval-max", "30s"]
+FAST = ["--startup-grace", "15s", "--decide-every", "5s", "--collect-every", "2s", "--horizon", "20s",
+        "--cooldown", "10min"]
+
+
+def recovery_truth(interval_s: float, rate: float) -> float:
+    return 20 + interval_s * rate / 2000
+
+
+def write_profile(db: Path, job_name: str) -> None:
+    store = ProfileStore(db)
+    store.create_profile("synthetic", job_name, 0, "{}")
+    n = 0
+    for interval in (2, 4, 8, 15, 30, 60):
+        for rate in (1000, 3000, 6000):
+            n += 1
+            recoveries = tuple(
+                RecoveryMeasurement(FaultRecord("kill-taskmanager", "tm", 0, 0.0), interval * 1000, "WorstCase", 1, 2, 3,
+                                    recovery_truth(interval, rate) * (1 + noise), None, None, None, None)
+                for noise in (-0.03, 0.03))
+            steady = SteadyState(rate, None, None, 1000.0 * interval + 2000, 100.0, 1e5, 10.0)
+            store.save_run(ProfileRun(f"r{n}", "synthetic", n, RunConfig(interval * 1000, 1.0), rate, "completed", 0, 1,
+                                      steady, recoveries))
+    store.close()
+
+
+class Tuner:
+    """`chronos tune --json` as a child process, its events collected as they stream."""
+
+    def __init__(self, *args: str) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-m", "chronos.cli.main", "tune", "--json", *args],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+        self.events: list[dict[str, Any]] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        buffer = ""
+        for line in self.proc.stdout:
+            buffer += line
+            try:
+                self.events.append(json.loads(buffer))
+                buffer = ""
+            except json.JSONDecodeError:
+                continue  # the pretty-printed summary spans lines
+
+    def wait_for(self, predicate: Any, timeout_s: float) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            for event in list(self.events):
+                if predicate(event):
+                    return event
+            if self.proc.poll() is not None:
+                self._reader.join(5)
+                if not any(predicate(e) for e in self.events):
+                    stderr = self.proc.stderr.read() if self.proc.stderr else ""
+                    raise AssertionError(f"tune exited {self.proc.returncode} without that event: {stderr[-2000:]}")
+            time.sleep(0.2)
+        raise AssertionError(f"no such event in {timeout_s} s; saw {[e.get('text', e)[:120] for e in self.events]}")
+
+    def finish(self, timeout_s: float) -> int:
+        code = self.proc.wait(timeout_s)
+        self._reader.join(10)
+        return code
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(10)
+
+
+def job_name(stack: StackState, job_id: str) -> str:
+    record = JobRecordStore(stack.stack_dir_path / "jobs").get(job_id)
+    assert record is not None
+    return record.spec.name
+
+
+def cancel_all(flink: FlinkRestClient, name: str) -> None:
+    for job in flink.jobs():
+        if job.name == name and job.state == "RUNNING":
+            flink.cancel(job.jid)
+
+
+def test_a_load_step_makes_it_retune_and_nothing_is_lost(stack: StackState, flink: FlinkRestClient, tmp_path: Path) -> None:
+    sd = ["--stack-dir", stack.stack_dir]
+    job_id = submit_demo(stack, "30s")
+    name = job_name(stack, job_id)
+    db = tmp_path / "chronos.db"
+    write_profile(db, name)
+    counted = ExperimentInput(stack.bootstrap, "vehicle-events", "vehicle-stats", rate=500, vehicles=50,
+                              run_id=uuid.uuid4().hex[:6])
+    tuner: Tuner | None = None
+    try:
+        counted.start()
+        # 500 + 1,000 ev/s: 30 s meets the recovery target (42.5 s predicted); after the step to 500 + 5,500
+        # ev/s it does not (110 s): only an interval near 10 s does.
+        load = chronos("load", "run", "--rate", "1000", "--profile", "step", "--to", "5500", "--at", "40",
+                       "--workers", "2", "--background", *sd)
+        assert load.returncode == 0, load.stderr
+        tuner = Tuner("--job", job_id, *TARGETS, *FAST, "--duration", "100s", "--db", str(db), "--metrics-port", "0", *sd)
+        url = tuner.wait_for(lambda e: "metrics on" in e.get("text", ""), 60)["text"].split("metrics on ")[1]
+        first = tuner.wait_for(lambda e: e["event"] == "decision", 60)
+        assert first["action"] == "keep"
+        retune = tuner.wait_for(lambda e: e["event"] == "retune", 120)
+        scraped = httpx.get(url, timeout=5).text
+        assert tuner.finish(120) == 0, tuner.proc.stderr.read() if tuner.proc.stderr else ""
+        summary = tuner.events[-1]
+        assert summary["event"] == "summary" and summary["retunes"] == 1, [e.get("text") for e in tuner.events]
+        decision = next(e for e in tuner.events if e["event"] == "decision" and e["action"] == "retune")
+        assert decision["binding"] == "recovery" and decision["forecast_rate"] > 4000
+        assert 2 <= decision["interval_s"] <= 30 and recovery_truth(decision["interval_s"], 6000) <= 60
+        assert retune["outcome"] == "verified" and retune["old_job_id"] == job_id
+        new_job = retune["new_job_id"]
+        assert flink.job(new_job).state == "RUNNING" and flink.job(job_id).state == "FINISHED"
+        assert flink.checkpoint_config(new_job).interval == round(decision["interval_s"] * 1000), "the new interval is in force"
+        restored = flink.checkpoints(new_job).latest.restored
+        assert restored is not None and restored.external_path == retune["savepoint"]
+        assert [j.jid for j in flink.jobs() if j.name == name and j.state == "RUNNING"] == [new_job]
+        journal = TuneJournal(db)
+        entry = journal.retunes()[-1]
+        journal.close()
+        assert (entry.step, entry.new_job_id, entry.savepoint) == ("verified", new_job, retune["savepoint"])
+        assert f'chronos_retunes_total{{job="{name}",outcome="verified"}} 1.0' in scraped
+        assert f'chronos_checkpoint_interval_seconds{{job="{name}"}}' in scraped
+        chronos("load", "stop", *sd)
+        delivery = counted.finish(timeout_s=120)
+        assert delivery.ok and delivery.input_events > 10_000, delivery.summary()
+    finally:
+        if tuner is not None:
+            tuner.kill()
+        counted.close()
+        chronos("load", "stop", *sd)
+        cancel_all(flink, name)
+
+
+def test_a_tuner_killed_after_the_savepoint_is_finished_by_the_next_once(stack: StackState, flink: FlinkRestClient,
+                                                                          tmp_path: Path) -> None:
+    sd = ["--stack-dir", stack.stack_dir]
+    job_id = submit_demo(stack, "30s")
+    name = job_name(stack, job_id)
+    db = tmp_path / "chronos.db"
+    write_profile(db, name)
+    counted = ExperimentInput(stack.bootstrap, "vehicle-events", "vehicle-stats", rate=500, vehicles=50,
+                              run_id=uuid.uuid4().hex[:6])
+    tuner: Tuner | None = None
+    try:
+        counted.start()
+        assert chronos("load", "run", "--rate", "3500", "--workers", "2", "--background", *sd).returncode == 0
+        tuner = Tuner("--job", job_id, *TARGETS, *FAST, "--pause-after-savepoint", "120", "--db", str(db),
+                      "--metrics-port", "-1", *sd)
+        journal = TuneJournal(db)
+        deadline = time.monotonic() + 150
+        while time.monotonic() < deadline and not any(r.step == "savepoint" for r in journal.retunes()):
+            time.sleep(0.1)
+        os.kill(tuner.proc.pid, signal.SIGKILL)
+        tuner.kill()
+        entry = journal.retunes()[-1]
+        assert entry.step == "savepoint" and entry.savepoint, "killed with the savepoint journaled, before resubmission"
+        assert flink.job(job_id).state == "FINISHED"
+        assert not [j for j in flink.jobs() if j.name == name and j.state == "RUNNING"], "the job is stopped"
+        # The next tuner (no --job: it finds the journaled retune itself) finishes it first.
+        resumed = chronos("tune", "--json", *TARGETS, *FAST, "--duration", "10s", "--db", str(db),
+                          "--metrics-port", "-1", *sd, timeout=240)
+        assert resumed.returncode == 0, resumed.stderr
+        events = [json.loads(line) for line in resumed.stdout.splitlines() if line.startswith('{"event"')]
+        assert any("finishing retune" in e.get("text", "") for e in events)
+        final = journal.retune(entry.retune_id)
+        journal.close()
+        assert final.step == "verified" and final.new_job_id
+        running = [j.jid for j in flink.jobs() if j.name == name and j.state == "RUNNING"]
+        assert running == [final.new_job_id], "exactly one running copy"
+        restored = flink.checkpoints(final.new_job_id).latest.restored
+        assert restored is not None and restored.external_path == entry.savepoint, "restored from that very savepoint"
+        assert flink.checkpoint_config(final.new_job_id).interval == entry.to_interval_ms
+        chronos("load", "stop", *sd)
+        delivery = counted.finish(timeout_s=120)
+        assert delivery.ok and delivery.input_events > 5_000, delivery.summary()
+    finally:
+        if tuner is not None:
+            tuner.kill()
+        counted.close()
+        chronos("load", "stop", *sd)
+        cancel_all(flink, name)
+
+
+def test_tune_bad_input_gets_one_line(stack: StackState, tmp_path: Path) -> None:
+    sd = ["--stack-dir", stack.stack_dir]
+    db = ["--db", str(tmp_path / "chronos.db")]
+    assert_one_line_error(chronos("tune", "--job", "f" * 32, *TARGETS, *db, *sd), "not submitted by chronos")
+    assert_one_line_error(chronos("tune", "--latency-p99", "1s", *db, *sd), "recovery_s")
+    assert_one_line_error(chronos("tune", *TARGETS, "--strategy", "magic", *db, *sd), "strategy")
+    assert_one_line_error(chronos("tune", *TARGETS, "--recovery", "-3s", *db, *sd), "invalid interval")
+    bad = tmp_path / "policy.yaml"
+    bad.write_text("cooldown_s: [1, 2]\n")
+    assert_one_line_error(chronos("tune", *TARGETS, "--config", str(bad), *db, *sd), "cooldown_s")
+    garbage = tmp_path / "garbage.db"
+    garbage.write_bytes(b"x" * 5000)
+    assert_one_line_error(chronos("tune", *TARGETS, "--db", str(garbage), *sd), "not a chronos database")
+
+
+def test_a_sql_job_chronos_did_not_submit_is_adopted_and_retuned(stack: StackState, flink: FlinkRestClient,
+                                                                 tmp_path: Path) -> None:
+    """The second shipped job (YSB-shaped, SQL), started outside chronos, described by its job file."""
+    from chronos.flink.distribution import find_distribution
+    from chronos.flink.submit import RestSubmitter
+    from chronos.jobs import job_file
+    from chronos.jobs.job_file import load_job_file
+    from chronos.jobs.output import committed_consumer
+    from chronos.jobs.topics import ensure_topics
+    from chronos.model import CheckpointSettings
+
+    sd = ["--stack-dir", stack.stack_dir]
+    file = Path(job_file.__file__).with_name("speeding_zones.yaml")
+    spec, io = load_job_file(file, {"bootstrap": stack.bootstrap})
+    ensure_topics(stack.bootstrap, [io.input_topic, io.output_topic], partitions=2)
+    job_id = RestSubmitter(flink, find_distribution().python_jar).submit(spec, CheckpointSettings(30_000))
+    db = tmp_path / "chronos.db"
+    write_profile(db, spec.name)
+    tuner: Tuner | None = None
+    try:
+        flink.wait_until_running(job_id, timeout_s=120)
+        unknown = chronos("tune", "--job", job_id, *TARGETS, "--db", str(db), *sd)
+        assert_one_line_error(unknown, "not submitted by chronos")
+        adopted = chronos("job", "adopt", job_id, "--file", str(file), *sd)
+        assert adopted.returncode == 0 and "adopted chronos-speeding-zones" in adopted.stdout, adopted.stderr
+        assert chronos("load", "run", "--rate", "3500", "--workers", "2", "--background", *sd).returncode == 0
+        tuner = Tuner("--job", job_id, *TARGETS, *FAST, "--duration", "60s", "--db", str(db), "--metrics-port", "-1", *sd)
+        retune = tuner.wait_for(lambda e: e["event"] == "retune", 150)
+        assert tuner.finish(120) == 0
+        new_job = retune["new_job_id"]
+        assert retune["outcome"] == "verified" and flink.job(new_job).name == spec.name
+        assert flink.checkpoint_config(new_job).interval == retune["interval_ms"] < 30_000
+        decisions = [e for e in tuner.events if e["event"] == "decision"]
+        assert any(e.get("observed_p99_ms") for e in decisions), "latency read off the zone counts' timestamps"
+        consumer = committed_consumer(stack.bootstrap, io.output_topic, from_beginning=False)
+        try:
+            deadline, seen = time.monotonic() + 60, 0
+            while time.monotonic() < deadline and not seen:
+                seen = sum(len(batch) for batch in consumer.poll(timeout_ms=1000).values())
+        finally:
+            consumer.close()
+        assert seen, "the retuned job commits output"
+    finally:
+        if tuner is not None:
+            tuner.kill()
+        chronos("load", "stop", *sd)
+        cancel_all(flink, spec.name)

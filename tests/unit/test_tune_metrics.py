@@ -1,0 +1,64 @@
+"""The exporter's samples, read off its own registry and over HTTP."""
+
+from __future__ import annotations
+
+import httpx
+from prometheus_client import CollectorRegistry
+
+from chronos.metrics.exporter import TuneMetrics, serve
+
+
+def test_every_figure_lands_under_its_conventional_name() -> None:
+    registry = CollectorRegistry()
+    metrics = TuneMetrics(registry)
+    metrics.set_targets("fleet", latency_p99_s=1.0, recovery_s=60.0)
+    metrics.observe("fleet", interval_s=10, p99_s=1.5, input_rate=2000, latency_violation_s=5, recovery_violation_s=0)
+    metrics.observe("fleet", interval_s=10, p99_s=0.8, input_rate=2100, latency_violation_s=0, recovery_violation_s=2.5)
+    metrics.decided("fleet", "retune", wanted_s=20, feasible=True, forecast_rate=2500,
+                    predicted_latency_s=0.9, predicted_recovery_s=40)
+    metrics.set_model_error("fleet", "recovery", 0.12)
+    metrics.retuned("fleet", "verified", 3.4)
+    metrics.failed("fleet", 35.0)
+    value = registry.get_sample_value
+    assert value("chronos_qos_violation_seconds_total", {"job": "fleet", "kind": "latency"}) == 5
+    assert value("chronos_qos_violation_seconds_total", {"job": "fleet", "kind": "recovery"}) == 2.5
+    assert value("chronos_qos_target_seconds", {"job": "fleet", "kind": "recovery"}) == 60
+    assert value("chronos_latency_p99_seconds", {"job": "fleet"}) == 0.8
+    assert value("chronos_checkpoint_interval_seconds", {"job": "fleet"}) == 10
+    assert value("chronos_input_rate_events_per_second", {"job": "fleet"}) == 2100
+    assert value("chronos_forecast_input_rate_events_per_second", {"job": "fleet"}) == 2500
+    assert value("chronos_predicted_seconds", {"job": "fleet", "kind": "recovery"}) == 40
+    assert value("chronos_recommended_interval_seconds", {"job": "fleet"}) == 20
+    assert value("chronos_model_error_ratio", {"job": "fleet", "model": "recovery"}) == 0.12
+    assert value("chronos_decisions_total", {"job": "fleet", "action": "retune"}) == 1
+    assert value("chronos_retunes_total", {"job": "fleet", "outcome": "verified"}) == 1
+    assert value("chronos_retune_downtime_seconds_count", {"job": "fleet"}) == 1
+    assert value("chronos_retune_downtime_seconds_bucket", {"job": "fleet", "le": "4.0"}) == 1
+    assert value("chronos_retune_downtime_seconds_bucket", {"job": "fleet", "le": "3.0"}) == 0
+    assert value("chronos_failures_total", {"job": "fleet"}) == 1
+    assert value("chronos_recovery_seconds", {"job": "fleet"}) == 35
+
+
+def test_violation_counters_exist_at_zero_from_the_start() -> None:
+    registry = CollectorRegistry()
+    TuneMetrics(registry).set_targets("fleet", 1.0, 60.0)
+    assert registry.get_sample_value("chronos_qos_violation_seconds_total", {"job": "fleet", "kind": "latency"}) == 0
+
+
+def test_two_tuners_in_one_process_do_not_collide() -> None:
+    a, b = TuneMetrics(CollectorRegistry()), TuneMetrics(CollectorRegistry())
+    a.failed("x", 1.0)
+    assert b.registry.get_sample_value("chronos_failures_total", {"job": "x"}) is None
+
+
+def test_the_samples_are_served_over_http_on_a_free_port() -> None:
+    registry = CollectorRegistry()
+    metrics = TuneMetrics(registry)
+    metrics.retuned("fleet", "rolled-back", 5.0)
+    server = serve(registry, 0)
+    try:
+        text = httpx.get(f"http://127.0.0.1:{server.port}/metrics", timeout=5).text
+    finally:
+        server.close()
+    assert 'chronos_retunes_total{job="fleet",outcome="rolled-back"} 1.0' in text
+    assert "# TYPE chronos_retune_downtime_seconds histogram" in text
