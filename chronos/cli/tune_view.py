@@ -99,6 +99,7 @@ class TuneDisplay:
         self._event("decision", decision.explain(), action=decision.action, interval_s=decision.interval_s,
                     wanted_s=decision.wanted_s, reason=decision.reason, binding=decision.binding,
                     feasible=decision.feasible, forecast_rate=round(decision.forecast_rate, 1),
+                    forecast_method=decision.forecast_method,
                     observed_rate=round(evaluation.observed_rate, 1), observed_p99_ms=evaluation.observed_p99_ms,
                     latency_calibration=round(evaluation.latency_calibration, 3))
 

@@ -11,6 +11,10 @@ import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
 _INVALID = re.compile(r"[^a-zA-Z0-9:_]")
+RECORDS_OUT = "flink_taskmanager_job_task_operator_numRecordsOut"
+CURRENT_OFFSET = "flink_taskmanager_job_task_operator_KafkaSourceReader_topic_partition_currentOffset"
+COMMITTED_OFFSET = "flink_taskmanager_job_task_operator_KafkaSourceReader_topic_partition_committedOffset"
+SOURCE_METRICS = (RECORDS_OUT + "{", CURRENT_OFFSET + "{", COMMITTED_OFFSET + "{")
 
 
 def label_value(name: str) -> str:
@@ -28,14 +32,25 @@ class PromSample:
         return dict(self.labels).get(key, "")
 
 
-def scrape(urls: Iterable[str], timeout_s: float = 3.0) -> list[PromSample]:
-    """Samples from every reporter endpoint that answers (JobManager and TaskManagers share a range)."""
+def scrape(urls: Iterable[str], timeout_s: float = 3.0, client: httpx.Client | None = None,
+           names: Iterable[str] | None = None) -> list[PromSample]:
+    """Samples from every reporter endpoint that answers (JobManager and TaskManagers share a range).
+
+    Pass a long-lived `client` when scraping repeatedly: building one (its TLS context, even for plain
+    http) cost a tuner more CPU than parsing the samples; and `names` to parse only those metrics (a
+    TaskManager exports thousands of lines, the parser is pure Python)."""
+    if client is None:
+        with httpx.Client(timeout=timeout_s) as own:
+            return scrape(urls, timeout_s, own, names)
+    wanted = tuple(names) if names is not None else None
     samples: list[PromSample] = []
     for url in urls:
         try:
-            text = httpx.get(url, timeout=timeout_s).text
+            text = client.get(url, timeout=timeout_s).text
         except httpx.HTTPError:
             continue
+        if wanted is not None:
+            text = "\n".join(line for line in text.splitlines() if line.startswith(wanted)) + "\n"
         for family in text_string_to_metric_families(text):
             samples.extend(PromSample(s.name, tuple(sorted(s.labels.items())), s.value) for s in family.samples)
     return samples
@@ -46,7 +61,7 @@ def source_records_out(samples: Iterable[PromSample], job_name: str) -> float:
     job = label_value(job_name)
     return sum(
         s.value for s in samples
-        if s.name == "flink_taskmanager_job_task_operator_numRecordsOut"
+        if s.name == RECORDS_OUT
         and s.label("job_name") == job and s.label("operator_name").startswith("Source")
     )
 
@@ -74,9 +89,9 @@ def source_offsets(samples: Iterable[PromSample], job_name: str) -> SourceOffset
         if s.label("job_name") != job:
             continue
         key = (s.label("topic"), s.label("partition"))
-        if s.name == "flink_taskmanager_job_task_operator_KafkaSourceReader_topic_partition_currentOffset":
+        if s.name == CURRENT_OFFSET:
             current[key] = s.value
-        elif s.name == "flink_taskmanager_job_task_operator_KafkaSourceReader_topic_partition_committedOffset":
+        elif s.name == COMMITTED_OFFSET:
             committed[key] = s.value
     partitions = [k for k in current if current[k] >= 0]
     if not partitions:
@@ -88,7 +103,7 @@ def source_offsets(samples: Iterable[PromSample], job_name: str) -> SourceOffset
     )
 
 
-LATENCY_METRIC = "flink_taskmanager_job_latency_source_id_operator_id_operator_subtask_index_latency"
+LATENCY_METRIC = "flink_taskmanager_job_task_latency_source_id_operator_id_operator_subtask_index_latency"
 
 
 def marker_latency_p99_ms(samples: Iterable[PromSample], job_name: str) -> float | None:

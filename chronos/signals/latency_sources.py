@@ -14,7 +14,7 @@ import httpx
 import numpy as np
 
 from chronos.errors import InvalidInput
-from chronos.flink.prometheus_scrape import marker_latency_p99_ms, scrape
+from chronos.flink.prometheus_scrape import LATENCY_METRIC, marker_latency_p99_ms, scrape
 from chronos.model import JobIO
 from chronos.signals.live import LiveSignals
 
@@ -36,9 +36,10 @@ class FlinkLatencyMarkers:
     def __init__(self, reporter_urls: list[str], job_name: str) -> None:
         self._urls = reporter_urls
         self._job_name = job_name
+        self._http = httpx.Client(timeout=3.0)
 
     def p99_ms(self, since_ms: int, until_ms: int) -> float | None:
-        return marker_latency_p99_ms(scrape(self._urls), self._job_name)
+        return marker_latency_p99_ms(scrape(self._urls, client=self._http, names=(LATENCY_METRIC + "{",)), self._job_name)
 
 
 class PromQLLatency:
@@ -47,11 +48,11 @@ class PromQLLatency:
     def __init__(self, prometheus_url: str, query: str, timeout_s: float = 5.0) -> None:
         self._url = prometheus_url.rstrip("/") + "/api/v1/query"
         self._query = query
-        self._timeout_s = timeout_s
+        self._http = httpx.Client(timeout=timeout_s)
 
     def p99_ms(self, since_ms: int, until_ms: int) -> float | None:
         try:
-            reply = httpx.get(self._url, params={"query": self._query}, timeout=self._timeout_s).json()
+            reply = self._http.get(self._url, params={"query": self._query}).json()
         except (httpx.HTTPError, ValueError):
             return None
         result = reply.get("data", {}).get("result", []) if reply.get("status") == "success" else []

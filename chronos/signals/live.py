@@ -11,8 +11,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import httpx
+
 from chronos.errors import ChronosError
-from chronos.flink.prometheus_scrape import scrape, source_offsets, source_records_out
+from chronos.flink.prometheus_scrape import SOURCE_METRICS, scrape, source_offsets, source_records_out
 from chronos.flink.rest import FlinkRestClient
 from chronos.jobs.output import committed_consumer, committed_records
 from chronos.jobs.topic_offsets import TopicEndOffsets
@@ -49,6 +51,7 @@ class LiveSignals:
         self._observer = threading.Thread(target=self._observe, daemon=True)
         self._observer.start()
         self._last_count: tuple[float, float] | None = None
+        self._http = httpx.Client(timeout=3.0)
 
     def _observe(self) -> None:
         for batch in committed_records(self._consumer, poll_ms=200, timestamp_field=self._timestamp_field):
@@ -67,6 +70,7 @@ class LiveSignals:
         self._observer.join(5)
         self._consumer.close()
         self._ends.close()
+        self._http.close()
 
     def sample(self) -> SignalSample:
         at = self._wall_ms()
@@ -74,7 +78,7 @@ class LiveSignals:
             running = self._client.job(self.job_id).all_running
         except ChronosError:
             running = False
-        samples = scrape(self._urls)
+        samples = scrape(self._urls, client=self._http, names=SOURCE_METRICS)
         offsets = source_offsets(samples, self._job_name)
         lag = None
         if offsets is not None:
@@ -107,7 +111,7 @@ class LiveSignals:
 
     def replay_now(self) -> int | None:
         """Records a fault now would replay (read since the last completed checkpoint)."""
-        offsets = source_offsets(scrape(self._urls), self._job_name)
+        offsets = source_offsets(scrape(self._urls, client=self._http, names=SOURCE_METRICS), self._job_name)
         return offsets.replay if offsets else None
 
     def restored_checkpoint_id(self) -> int | None:

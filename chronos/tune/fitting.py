@@ -41,13 +41,18 @@ def profile_observations(runs: Sequence[ProfileRun]) -> ProfileObservations:
     return ProfileObservations(tuple(recovery), tuple(latency))
 
 
+def _fit_grid(observations: list[Observation], seed: int) -> Model:
+    """Runs in the child: only there is the fitting library imported."""
+    from chronos.optimizer.models import fit_grid
+
+    return fit_grid(observations, seed)
+
+
 def fit_in_child(observations: Sequence[Observation], seed: int) -> Model:
     """Fit in a short-lived child process and bring back a numpy table of its predictions: the tuner
     runs for days, and scikit-learn (with scipy and pandas) would hold ~150 MB of it for one fit."""
-    from chronos.optimizer.models import fit_grid  # imported here only to be picklable by reference
-
     with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
-        return pool.submit(fit_grid, list(observations), seed).result(timeout=600)
+        return pool.submit(_fit_grid, list(observations), seed).result(timeout=600)
 
 
 class ModelBook:

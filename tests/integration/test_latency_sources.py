@@ -34,7 +34,7 @@ io:
   latency-query: '{query}'
   prometheus-url: '{url}'
 """
-QUERY = ('max(flink_taskmanager_job_latency_source_id_operator_id_operator_subtask_index_latency'
+QUERY = ('max(flink_taskmanager_job_task_latency_source_id_operator_id_operator_subtask_index_latency'
          '{{quantile="0.99",job_name="{job}"}}) / 1000')
 
 

@@ -131,10 +131,10 @@ def test_a_load_step_makes_it_retune_and_nothing_is_lost(stack: StackState, flin
         counted.start()
         # 500 + 1,000 ev/s: 30 s meets the recovery target (42.5 s predicted); after the step to 500 + 5,500
         # ev/s it does not (110 s): only an interval near 10 s does.
-        load = chronos("load", "run", "--rate", "1000", "--profile", "step", "--to", "5500", "--at", "40",
+        load = chronos("load", "run", "--rate", "1000", "--profile", "step", "--to", "5500", "--at", "30",
                        "--workers", "2", "--background", *sd)
         assert load.returncode == 0, load.stderr
-        tuner = Tuner("--job", job_id, *TARGETS, *FAST, "--duration", "100s", "--db", str(db), "--metrics-port", "0", *sd)
+        tuner = Tuner("--job", job_id, *TARGETS, *FAST, "--duration", "75s", "--db", str(db), "--metrics-port", "0", *sd)
         url = tuner.wait_for(lambda e: "metrics on" in e.get("text", ""), 60)["text"].split("metrics on ")[1]
         first = tuner.wait_for(lambda e: e["event"] == "decision", 60)
         assert first["action"] == "keep"
@@ -261,7 +261,7 @@ def test_a_sql_job_chronos_did_not_submit_is_adopted_and_retuned(stack: StackSta
         adopted = chronos("job", "adopt", job_id, "--file", str(file), *sd)
         assert adopted.returncode == 0 and "adopted chronos-speeding-zones" in adopted.stdout, adopted.stderr
         assert chronos("load", "run", "--rate", "3500", "--workers", "2", "--background", *sd).returncode == 0
-        tuner = Tuner("--job", job_id, *TARGETS, *FAST, "--duration", "60s", "--db", str(db), "--metrics-port", "-1", *sd)
+        tuner = Tuner("--job", job_id, *TARGETS, *FAST, "--duration", "45s", "--db", str(db), "--metrics-port", "-1", *sd)
         retune = tuner.wait_for(lambda e: e["event"] == "retune", 150)
         assert tuner.finish(120) == 0
         new_job = retune["new_job_id"]

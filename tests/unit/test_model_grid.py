@@ -35,9 +35,14 @@ def test_fitting_in_a_child_returns_the_same_table() -> None:
     assert child.predict(12, 4000).median == pytest.approx(fit_grid(observations, seed=0).predict(12, 4000).median)
 
 
-def test_the_tuner_never_loads_scikit_learn() -> None:
+def test_the_tuner_never_loads_scikit_learn_not_even_to_fit() -> None:
     code = ("import sys, chronos.cli.main, chronos.cli.tune_commands, chronos.cli.wiring, chronos.tune.loop, "
-            "chronos.optimizer.evaluate, chronos.optimizer.decide; "
+            "chronos.optimizer.evaluate, chronos.optimizer.decide\n"
+            "from chronos.tune.fitting import fit_in_child\n"
+            "from chronos.optimizer.model_values import Observation\n"
+            "points = [Observation(i, r, 15 + i * r / 2000) for i in (2, 5, 10, 30) for r in (1000, 5000)]\n"
+            "model = fit_in_child(points, 0)\n"
+            "assert model.predict(10, 2000).median > 0\n"
             "print(sorted(m for m in ('sklearn', 'scipy', 'pandas', 'statsmodels') if m in sys.modules))")
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert loaded == "[]"

@@ -29,7 +29,7 @@ def test_promtool_accepts_the_config(tmp_path: Path) -> None:
 
 
 def test_marker_latency_is_the_worst_p99_of_the_job() -> None:
-    name = "flink_taskmanager_job_latency_source_id_operator_id_operator_subtask_index_latency"
+    name = "flink_taskmanager_job_task_latency_source_id_operator_id_operator_subtask_index_latency"
     samples = [PromSample(name, (("job_name", "my_job"), ("quantile", "0.99")), 12.0),
                PromSample(name, (("job_name", "my_job"), ("quantile", "0.99")), 30.0),
                PromSample(name, (("job_name", "my_job"), ("quantile", "0.5")), 99.0),
