@@ -5,6 +5,11 @@ running, Maven missing) is raised as a ChronosError whose message is one line; t
 that line and exits non-zero, so no traceback ever reaches the user for a known condition.
 """
 
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
 
 class ChronosError(Exception):
     """A failure with a one-line message meant for the user."""
@@ -36,3 +41,10 @@ class ToolMissing(StackError):
 
 class KafkaUnavailable(ChronosError):
     """The Kafka broker did not answer."""
+
+
+def field_error(errors: Sequence[Mapping[str, Any]]) -> str:
+    """The first of a pydantic ValidationError's `errors()` as one line: "field.path: message"."""
+    first = errors[0]
+    where = ".".join(str(part) for part in first.get("loc", ())) or "value"
+    return f"{where}: {first.get('msg', 'invalid')}"

@@ -31,7 +31,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from chronos.errors import InvalidInput
+from chronos.errors import InvalidInput, field_error
 from chronos.model import JobIO, JobSpec
 
 SQL_RUNNER = Path(__file__).with_name("sql_runner.py")
@@ -112,9 +112,7 @@ def load_job_file(path: Path, defaults: dict[str, str]) -> tuple[JobSpec, JobIO]
     try:
         job = _JobFile.model_validate(_substitute(raw, variables, path))
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "file"
-        raise InvalidInput(f"invalid job file {path}: {where}: {first['msg']}") from exc
+        raise InvalidInput(f"invalid job file {path}: {field_error(exc.errors())}") from exc
     base = path.parent
     program = job.program
 

@@ -44,6 +44,8 @@ class Decision:
                 parts.append(f"recovery {a.recovery.median:.1f} s (<= {a.recovery.high:.1f})")
             if a.latency:
                 parts.append(f"p99 {a.latency.median:,.0f} ms (<= {a.latency.high:,.0f})")
+            if a.overhead is not None:
+                parts.append(f"checkpointing {a.overhead:.1%} of the time")
             return ", ".join(parts)
 
         head = f"{self.action} {self.interval_s:g} s: {self.reason}"
@@ -58,7 +60,7 @@ def _binding(chosen: Assessment, candidates: tuple[Assessment, ...]) -> Binding:
         return "none"
     failing = longer[0].failing()
     if not failing:
-        return "unknown"
+        return "none"  # a longer interval would meet both too: overhead, not a target, decided
     return "both" if len(failing) == 2 else failing[0]  # type: ignore[return-value]
 
 
@@ -80,9 +82,11 @@ def _choose(evaluation: Evaluation, policy: TunePolicy) -> tuple[Assessment | No
         return None, None, True, "unknown", "no models yet: run `chronos profile run`, or let live failures teach it"
     feasible = [c for c in candidates if c.ok]
     if feasible:
-        chosen = max(feasible, key=lambda c: c.interval_s)
+        # Least overhead; without any cost figure (or on a tie) the longest interval, which is the same
+        # thing whenever a checkpoint's cost does not grow faster than its interval.
+        chosen = min(feasible, key=lambda c: (c.overhead if c.overhead is not None else 0.0, -c.interval_s))
         binding = _binding(chosen, candidates)
-        return chosen, chosen.interval_s, True, binding, "longest interval meeting both targets"
+        return chosen, chosen.interval_s, True, binding, "least checkpoint overhead meeting both targets"
     chosen = min(candidates, key=lambda c: (c.worst_ratio, -c.interval_s))
     rec, lat = chosen.recovery_ratio or 0.0, chosen.latency_ratio or 0.0
     binding = "recovery" if rec > lat else "latency"

@@ -34,10 +34,12 @@ class TuneHistory:
 
 @dataclass(frozen=True)
 class JobModels:
-    """Fitted models of the job; None when there is nothing to fit one from yet."""
+    """Fitted models of the job; None when there is nothing to fit one from yet. `checkpoint` predicts
+    a checkpoint's duration (s): with it the overhead of an interval is its own, not today's."""
 
     recovery: Model | None
     latency: Model | None
+    checkpoint: Model | None = None
 
 
 @dataclass(frozen=True)
@@ -103,6 +105,13 @@ def _scaled(prediction: Prediction, factor: float) -> Prediction:
     return Prediction(prediction.median * factor, prediction.low * factor, prediction.high * factor)
 
 
+def _overhead(interval_s: float, rate: float, models: JobModels, live_cost_s: float | None) -> float | None:
+    """Share of time spent checkpointing at this interval: the modelled checkpoint duration at this
+    interval and rate if there is a model, else the live job's recent median, over the interval."""
+    cost = models.checkpoint.predict(interval_s, rate).median if models.checkpoint else live_cost_s
+    return max(0.0, cost) / interval_s if cost else None
+
+
 def _assess(interval_s: float, rate: float, models: JobModels, policy: TunePolicy, calibration: float,
             cost_s: float | None) -> Assessment:
     recovery = models.recovery.predict(interval_s, rate) if models.recovery else None
@@ -114,7 +123,7 @@ def _assess(interval_s: float, rate: float, models: JobModels, policy: TunePolic
         latency=latency,
         recovery_ratio=_judged(recovery, policy) / (policy.recovery_s * budget) if recovery else None,
         latency_ratio=_judged(latency, policy) / (policy.latency_p99_ms * budget) if latency else None,
-        overhead=cost_s / interval_s if cost_s else None,
+        overhead=_overhead(interval_s, rate, models, cost_s),
     )
 
 

@@ -8,17 +8,13 @@ prefixed, so the same file can also hold the Optuna study (its own tables) that 
 
 from __future__ import annotations
 
-import sqlite3
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import astuple
 from pathlib import Path
 from typing import Any
 
-from chronos.errors import InvalidInput
 from chronos.model import FaultRecord, RecoveryMeasurement, SignalSample
 from chronos.profiler.records import ProfileRun, RunConfig, SteadyState
+from chronos.sqlite_schema import VersionedDatabase
 
 MIGRATIONS: tuple[str, ...] = (
     # version 1
@@ -60,55 +56,20 @@ MIGRATIONS: tuple[str, ...] = (
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
-def _version(db: sqlite3.Connection) -> int:
-    exists = db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='chronos_meta'").fetchone()
-    if not exists:
-        return 0
-    row = db.execute("SELECT value FROM chronos_meta WHERE key='schema_version'").fetchone()
-    return int(row[0]) if row else 0
-
-
 class ProfileStore:
     def __init__(self, path: Path) -> None:
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.RLock()
-        try:
-            # Profiling runs finish on worker threads; every use goes through _lock.
-            self._db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
-            self._db.execute("PRAGMA foreign_keys = ON")
-            self._migrate()
-        except sqlite3.DatabaseError as exc:
-            raise InvalidInput(f"{path} is not a chronos profile database ({exc})") from exc
-
-    def _migrate(self) -> None:
-        version = _version(self._db)
-        if version > SCHEMA_VERSION:
-            raise InvalidInput(f"{self.path} has profile schema v{version}; this chronos reads up to v{SCHEMA_VERSION}")
-        for number in range(version, SCHEMA_VERSION):
-            with self._transaction() as db:
-                for statement in MIGRATIONS[number].split(";"):
-                    if statement.strip():
-                        db.execute(statement)
-                db.execute("INSERT OR REPLACE INTO chronos_meta VALUES ('schema_version', ?)", (str(number + 1),))
-
-    @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._db
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-            self._db.execute("COMMIT")
+        self._file = VersionedDatabase(path, "chronos_meta", MIGRATIONS, "profile", foreign_keys=True)
+        self._db = self._file.db
+        self._lock = self._file.lock
+        self._transaction = self._file.transaction
 
     def close(self) -> None:
-        self._db.close()
+        self._file.close()
 
     @property
     def schema_version(self) -> int:
-        return _version(self._db)
+        return self._file.version
 
     # -- profiles -----------------------------------------------------------------------------------
     def create_profile(self, profile_id: str, job_name: str, created_ms: int, settings_json: str) -> None:

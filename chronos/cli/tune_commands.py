@@ -15,7 +15,7 @@ from prometheus_client import CollectorRegistry
 from pydantic import ValidationError
 
 from chronos.cli.common import RestUrl, StackDir, err, out, print_json, stack_dir_of
-from chronos.errors import InvalidInput
+from chronos.errors import InvalidInput, field_error
 from chronos.model import parse_interval_ms
 
 POLICY_FLAGS = ("strategy", "static_interval_s", "interval_min_s", "interval_max_s", "startup_grace_s", "cooldown_s",
@@ -43,9 +43,7 @@ def build_policy(config: Path | None, flags: dict[str, Any]) -> Any:
     try:
         return TunePolicy(**data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "policy"
-        raise InvalidInput(f"invalid tune policy: {where}: {first['msg']}") from exc
+        raise InvalidInput(f"invalid tune policy: {field_error(exc.errors())}") from exc
 
 
 def tune(

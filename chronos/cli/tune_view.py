@@ -62,7 +62,8 @@ class TuneDisplay:
 
     def describe_models(self, models: JobModels) -> None:
         parts = []
-        for name, model in (("recovery", models.recovery), ("latency", models.latency)):
+        for name, model in (("recovery", models.recovery), ("latency", models.latency),
+                            ("checkpoint", models.checkpoint)):
             if model is None:
                 parts.append(f"{name}: none")
             else:
@@ -73,6 +74,8 @@ class TuneDisplay:
             name = self._screen.job.spec.name
             self._metrics.set_model_error(name, "recovery", models.recovery.report.held_out_mape if models.recovery else None)
             self._metrics.set_model_error(name, "latency", models.latency.report.held_out_mape if models.latency else None)
+            self._metrics.set_model_error(name, "checkpoint",
+                                          models.checkpoint.report.held_out_mape if models.checkpoint else None)
         self.message("models: " + self._screen.models)
 
     # -- TuneObserver --------------------------------------------------------------------------------

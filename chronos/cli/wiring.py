@@ -233,7 +233,7 @@ def model_book(db: Path, job_name: str, journal: TuneJournal) -> ModelBook:
     from chronos.optimizer.model_values import Observation
     from chronos.tune.fitting import ProfileObservations, profile_observations
 
-    observations = ProfileObservations((), ())
+    observations = ProfileObservations((), (), ())
     if db.exists():
         store = ProfileStore(db)
         try:

@@ -26,10 +26,11 @@ MIN_OBSERVATIONS = 4
 class ProfileObservations:
     recovery: tuple[Observation, ...]
     latency: tuple[Observation, ...]  # steady-state p99 (ms) per run
+    checkpoint: tuple[Observation, ...] = ()  # median checkpoint duration (s) per run
 
 
 def profile_observations(runs: Sequence[ProfileRun]) -> ProfileObservations:
-    recovery, latency = [], []
+    recovery, latency, checkpoint = [], [], []
     for run in runs:
         if run.status != "completed":
             continue
@@ -38,7 +39,9 @@ def profile_observations(runs: Sequence[ProfileRun]) -> ProfileObservations:
                      if m.recovery_s is not None]
         if run.steady is not None and run.steady.p99_ms is not None:
             latency.append(Observation(interval_s, run.load_rate, run.steady.p99_ms))
-    return ProfileObservations(tuple(recovery), tuple(latency))
+        if run.steady is not None and run.steady.checkpoint_duration_ms:
+            checkpoint.append(Observation(interval_s, run.load_rate, run.steady.checkpoint_duration_ms / 1000))
+    return ProfileObservations(tuple(recovery), tuple(latency), tuple(checkpoint))
 
 
 def _fit_grid(observations: list[Observation], seed: int) -> Model:
@@ -65,7 +68,8 @@ class ModelBook:
         self._seed = seed
         self._fitter = fitter
         self._latency = self._fit(profile.latency)
-        self.models = JobModels(self._fit([*profile.recovery, *self._live]), self._latency)
+        self._checkpoint = self._fit(profile.checkpoint)
+        self.models = JobModels(self._fit([*profile.recovery, *self._live]), self._latency, self._checkpoint)
 
     def _fit(self, observations: Sequence[Observation]) -> Model | None:
         return self._fitter(observations, self._seed) if len(observations) >= MIN_OBSERVATIONS else None
@@ -76,5 +80,5 @@ class ModelBook:
 
     def add_recovery(self, observation: Observation) -> JobModels:
         self._live.append(observation)
-        self.models = JobModels(self._fit([*self._profile.recovery, *self._live]), self._latency)
+        self.models = JobModels(self._fit([*self._profile.recovery, *self._live]), self._latency, self._checkpoint)
         return self.models

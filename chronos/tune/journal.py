@@ -10,15 +10,11 @@ everything learned from the live job since.
 
 from __future__ import annotations
 
-import sqlite3
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from chronos.errors import InvalidInput
+from chronos.sqlite_schema import VersionedDatabase
 
 Step = Literal["decided", "savepoint", "resubmitted", "verified", "rolled-back", "abandoned"]
 FINAL_STEPS: frozenset[str] = frozenset({"verified", "rolled-back", "abandoned"})
@@ -83,42 +79,13 @@ class LiveRecovery:
 class TuneJournal:
     def __init__(self, path: Path) -> None:
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.RLock()
-        try:
-            self._db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
-            self._migrate()
-        except sqlite3.DatabaseError as exc:
-            raise InvalidInput(f"{path} is not a chronos database ({exc})") from exc
-
-    def _migrate(self) -> None:
-        exists = self._db.execute("SELECT 1 FROM sqlite_master WHERE name='chronos_tune_meta'").fetchone()
-        version = 0
-        if exists:
-            row = self._db.execute("SELECT value FROM chronos_tune_meta WHERE key='schema_version'").fetchone()
-            version = int(row[0]) if row else 0
-        if version > SCHEMA_VERSION:
-            raise InvalidInput(f"{self.path} has tune schema v{version}; this chronos reads up to v{SCHEMA_VERSION}")
-        for number in range(version, SCHEMA_VERSION):
-            with self._transaction() as db:
-                for statement in MIGRATIONS[number].split(";"):
-                    if statement.strip():
-                        db.execute(statement)
-                db.execute("INSERT OR REPLACE INTO chronos_tune_meta VALUES ('schema_version', ?)", (str(number + 1),))
-
-    @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._db
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-            self._db.execute("COMMIT")
+        self._file = VersionedDatabase(path, "chronos_tune_meta", MIGRATIONS, "tune")
+        self._db = self._file.db
+        self._lock = self._file.lock
+        self._transaction = self._file.transaction
 
     def close(self) -> None:
-        self._db.close()
+        self._file.close()
 
     # -- retunes ------------------------------------------------------------------------------------
     def open_retune(self, job_name: str, old_job_id: str, from_ms: int, to_ms: int, now_ms: int,

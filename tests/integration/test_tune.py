@@ -118,14 +118,20 @@ def cancel_all(flink: FlinkRestClient, name: str) -> None:
             flink.cancel(job.jid)
 
 
-def test_a_load_step_makes_it_retune_and_nothing_is_lost(stack: StackState, flink: FlinkRestClient, tmp_path: Path) -> None:
-    sd = ["--stack-dir", stack.stack_dir]
+def demo_under_watch(stack: StackState, tmp_path: Path) -> tuple[str, str, Path, ExperimentInput]:
+    """The demo job at 30 s, a profile of it, and 500 ev/s of counted input (started by the caller)."""
     job_id = submit_demo(stack, "30s")
     name = job_name(stack, job_id)
     db = tmp_path / "chronos.db"
     write_profile(db, name)
     counted = ExperimentInput(stack.bootstrap, "vehicle-events", "vehicle-stats", rate=500, vehicles=50,
                               run_id=uuid.uuid4().hex[:6])
+    return job_id, name, db, counted
+
+
+def test_a_load_step_makes_it_retune_and_nothing_is_lost(stack: StackState, flink: FlinkRestClient, tmp_path: Path) -> None:
+    sd = ["--stack-dir", stack.stack_dir]
+    job_id, name, db, counted = demo_under_watch(stack, tmp_path)
     tuner: Tuner | None = None
     try:
         counted.start()
@@ -173,12 +179,7 @@ def test_a_load_step_makes_it_retune_and_nothing_is_lost(stack: StackState, flin
 def test_a_tuner_killed_after_the_savepoint_is_finished_by_the_next_once(stack: StackState, flink: FlinkRestClient,
                                                                           tmp_path: Path) -> None:
     sd = ["--stack-dir", stack.stack_dir]
-    job_id = submit_demo(stack, "30s")
-    name = job_name(stack, job_id)
-    db = tmp_path / "chronos.db"
-    write_profile(db, name)
-    counted = ExperimentInput(stack.bootstrap, "vehicle-events", "vehicle-stats", rate=500, vehicles=50,
-                              run_id=uuid.uuid4().hex[:6])
+    job_id, name, db, counted = demo_under_watch(stack, tmp_path)
     tuner: Tuner | None = None
     try:
         counted.start()
@@ -232,7 +233,7 @@ def test_tune_bad_input_gets_one_line(stack: StackState, tmp_path: Path) -> None
     assert_one_line_error(chronos("tune", *TARGETS, "--config", str(bad), *db, *sd), "cooldown_s")
     garbage = tmp_path / "garbage.db"
     garbage.write_bytes(b"x" * 5000)
-    assert_one_line_error(chronos("tune", *TARGETS, "--db", str(garbage), *sd), "not a chronos database")
+    assert_one_line_error(chronos("tune", *TARGETS, "--db", str(garbage), *sd), "not a chronos tune database")
 
 
 def test_a_sql_job_chronos_did_not_submit_is_adopted_and_retuned(stack: StackState, flink: FlinkRestClient,

@@ -156,3 +156,17 @@ def test_a_bad_policy_is_refused_by_field() -> None:
     with pytest.raises(ValidationError, match="recovery_s"):
         TunePolicy(latency_p99_ms=1, recovery_s=-1)
 
+
+
+def test_overhead_comes_from_the_checkpoint_model_when_there_is_one() -> None:
+    def cost(interval_s: float, rate: float) -> float:  # a checkpoint gets longer with the state it carries
+        return 0.1 + interval_s * rate / 1e6
+
+    points = [Observation(i, r, cost(i, r)) for i in (1, 2, 5, 10, 20, 60, 120) for r in (1000, 3000, 6000)]
+    with_model = JobModels(models().recovery, models().latency, fit_best(points, seed=0))
+    evaluation = evaluate(history(10, 3000), with_model, POLICY)
+    for candidate in evaluation.candidates:
+        assert candidate.overhead == pytest.approx(cost(candidate.interval_s, 3000) / candidate.interval_s, rel=0.1)
+    live_only = evaluate(history(10, 3000), models(), POLICY)
+    assert live_only.current.overhead == pytest.approx(0.5 / 10), "without a model: the live median over the interval"
+    assert "checkpointing" in decide(evaluation, POLICY, now_s=10_000).explain()

@@ -127,5 +127,5 @@ def test_the_journal_refuses_a_file_that_is_not_a_database(tmp_path: Path) -> No
     bad.write_bytes(b"not sqlite at all" * 100)
     from chronos.errors import InvalidInput
 
-    with pytest.raises(InvalidInput, match="not a chronos database"):
+    with pytest.raises(InvalidInput, match="not a chronos tune database"):
         TuneJournal(bad)

@@ -1,0 +1,68 @@
+"""A SQLite file shared by parts that each own some tables: one connection per owner, each owner's
+schema versioned in its own meta table and migrated forward on open, one script per version.
+
+A file written by a newer chronos is refused in one line rather than guessed at; a file that is not
+a database at all is refused the same way.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+from chronos.errors import InvalidInput
+
+
+class VersionedDatabase:
+    def __init__(self, path: Path, meta_table: str, migrations: Sequence[str], what: str,
+                 foreign_keys: bool = False) -> None:
+        self.path = path
+        self._meta = meta_table
+        self._what = what
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.lock = threading.RLock()
+        try:
+            # Used from worker threads too (profiling runs, the tuner's observer); every use holds `lock`.
+            self.db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
+            if foreign_keys:
+                self.db.execute("PRAGMA foreign_keys = ON")
+            self._migrate(migrations)
+        except sqlite3.DatabaseError as exc:
+            raise InvalidInput(f"{path} is not a chronos {what} database ({exc})") from exc
+
+    @property
+    def version(self) -> int:
+        exists = self.db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (self._meta,)).fetchone()
+        if not exists:
+            return 0
+        row = self.db.execute(f"SELECT value FROM {self._meta} WHERE key='schema_version'").fetchone()
+        return int(row[0]) if row else 0
+
+    def _migrate(self, migrations: Sequence[str]) -> None:
+        version = self.version
+        if version > len(migrations):
+            raise InvalidInput(f"{self.path} has {self._what} schema v{version}; this chronos reads up to "
+                               f"v{len(migrations)}")
+        for number in range(version, len(migrations)):
+            with self.transaction() as db:
+                for statement in migrations[number].split(";"):
+                    if statement.strip():
+                        db.execute(statement)
+                db.execute(f"INSERT OR REPLACE INTO {self._meta} VALUES ('schema_version', ?)", (str(number + 1),))
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        with self.lock:
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.db
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+            self.db.execute("COMMIT")
+
+    def close(self) -> None:
+        self.db.close()
