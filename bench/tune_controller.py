@@ -83,6 +83,35 @@ def models_section() -> dict[str, Any]:
     }
 
 
+def forecast_section(step_s: float = 5.0, horizon_s: float = 300.0, seed: int = 1) -> dict[str, Any]:
+    """Each forecaster alone, and the backtest's pick, against what came next (peak over the horizon),
+    on the load generator's profiles sampled as the tuner samples (every 5 s, 3 % reading noise)."""
+    import random
+
+    from chronos.jobs.rates import ConstantRate, SineRate, StepRate
+    from chronos.optimizer.forecast import FORECASTERS, forecast_rate
+
+    rng = random.Random(seed)
+    profiles = {"constant 3,000": ConstantRate(3000), "step 1,000 -> 5,000 at 30 min": StepRate(1000, 5000, 1800),
+                "sine 3,000 +- 2,000 over 20 min": SineRate(3000, 2000, 1200),
+                "sine 3,000 +- 2,000 over 1 h": SineRate(3000, 2000, 3600)}
+    steps = round(horizon_s / step_s)
+    results: dict[str, Any] = {}
+    for name, profile in profiles.items():
+        series = [profile.rate_at(i * step_s) * (1 + rng.gauss(0, 0.03)) for i in range(int(7200 / step_s))]
+        errors: dict[str, list[float]] = {m: [] for m in [*FORECASTERS, "chosen"]}
+        picks: dict[str, int] = {}
+        for end in range(120, len(series) - steps, 12):  # a decision every minute, 10 min of history
+            history, actual_peak = series[end - 120:end], max(series[end:end + steps])
+            for method, forecaster in FORECASTERS.items():
+                errors[method].append(abs(max(forecaster(history, steps)) - actual_peak) / actual_peak)
+            chosen = forecast_rate(history, step_s, horizon_s)
+            picks[chosen.method] = picks.get(chosen.method, 0) + 1
+            errors["chosen"].append(abs(chosen.peak - actual_peak) / actual_peak)
+        results[name] = {"peak_mape": {m: round(float(np.mean(e)), 4) for m, e in errors.items()}, "picks": picks}
+    return results
+
+
 def chronos(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "chronos.cli.main", *args], capture_output=True, text=True,
                           timeout=timeout, stdin=subprocess.DEVNULL, check=True)
@@ -181,6 +210,8 @@ def main() -> None:
     results: dict[str, Any] = {"date": time.strftime("%Y-%m-%d %H:%M"), "machine": f"{os.cpu_count()} cores",
                                "models": models_section()}
     console.print_json(data=results["models"])
+    results["forecast"] = forecast_section()
+    console.print_json(data=results["forecast"])
     if not args.skip_stack:
         stack_dir = Path(tempfile.mkdtemp(prefix="chronos-bench-tune-"))
         state, _ = up(StackOptions(stack_dir, CACHE, slots=2))

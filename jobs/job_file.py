@@ -28,11 +28,11 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from chronos.errors import InvalidInput, field_error
 from chronos.model import JobIO, JobSpec
+from chronos.yaml_files import read_mapping
 
 SQL_RUNNER = Path(__file__).with_name("sql_runner.py")
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -101,12 +101,7 @@ def _substitute(value: Any, variables: dict[str, str], where: Path) -> Any:
 
 
 def load_job_file(path: Path, defaults: dict[str, str]) -> tuple[JobSpec, JobIO]:
-    try:
-        raw = yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError) as exc:
-        raise InvalidInput(f"cannot read job file {path}: {str(exc).splitlines()[0]}") from exc
-    if not isinstance(raw, dict):
-        raise InvalidInput(f"job file {path} must be a mapping (name, program, io)")
+    raw = read_mapping(path, "job file", "name, program, io")
     own_vars = raw.get("program", {}).get("vars", {}) if isinstance(raw.get("program"), dict) else {}
     variables = {**defaults, **{str(k): str(v) for k, v in (own_vars or {}).items()}}
     try:

@@ -10,13 +10,13 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-import yaml
 from prometheus_client import CollectorRegistry
 from pydantic import ValidationError
 
 from chronos.cli.common import RestUrl, StackDir, err, out, print_json, stack_dir_of
 from chronos.errors import InvalidInput, field_error
 from chronos.model import parse_interval_ms
+from chronos.yaml_files import read_mapping
 
 POLICY_FLAGS = ("strategy", "static_interval_s", "interval_min_s", "interval_max_s", "startup_grace_s", "cooldown_s",
                 "max_retunes_per_hour", "horizon_s", "latency_window_s", "safety_margin")
@@ -32,12 +32,7 @@ def build_policy(config: Path | None, flags: dict[str, Any]) -> Any:
 
     data: dict[str, Any] = {}
     if config is not None:
-        try:
-            loaded = yaml.safe_load(config.read_text())
-        except (OSError, yaml.YAMLError) as exc:
-            raise InvalidInput(f"cannot read tune config {config}: {str(exc).splitlines()[0]}") from exc
-        if not isinstance(loaded, dict):
-            raise InvalidInput(f"tune config {config} must be a mapping of policy fields")
+        loaded = read_mapping(config, "tune config", "of policy fields")
         data = {str(k).replace("-", "_"): v for k, v in loaded.items()}
     data.update({k: v for k, v in flags.items() if v is not None})
     try:

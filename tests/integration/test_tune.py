@@ -34,7 +34,7 @@ from chronos.tune.journal import TuneJournal
 from tests.cli.test_bad_input import assert_one_line_error, chronos
 from tests.integration.test_chaos_cli import submit_demo
 
-TARGETS = ["--latency-p99", "120s", "--recovery", "60s", "--interval-min", "2s", "--interval-max", "30s"]
+TARGETS = ["--latency-p99", "600s", "--recovery", "60s", "--interval-min", "2s", "--interval-max", "30s"]
 FAST = ["--startup-grace", "15s", "--decide-every", "5s", "--collect-every", "2s", "--horizon", "20s",
         "--cooldown", "10min"]
 
@@ -150,7 +150,7 @@ def test_a_load_step_makes_it_retune_and_nothing_is_lost(stack: StackState, flin
         summary = tuner.events[-1]
         assert summary["event"] == "summary" and summary["retunes"] == 1, [e.get("text") for e in tuner.events]
         decision = next(e for e in tuner.events if e["event"] == "decision" and e["action"] == "retune")
-        assert decision["binding"] == "recovery" and decision["forecast_rate"] > 4000
+        assert decision["binding"] == "recovery" and decision["forecast_rate"] > 4000, decision
         assert 2 <= decision["interval_s"] <= 30 and recovery_truth(decision["interval_s"], 6000) <= 60
         assert retune["outcome"] == "verified" and retune["old_job_id"] == job_id
         new_job = retune["new_job_id"]

@@ -1,4 +1,5 @@
-"""The workload forecast: the forecaster that backtests best on the series itself forecasts it."""
+"""The workload forecast: forecasters compete on the series itself; the damped trend keeps the job
+unless another is clearly (10 %) better in the backtest."""
 
 import math
 import random
@@ -15,7 +16,9 @@ def test_a_flat_noisy_load_is_not_forecast_to_trend() -> None:
     assert forecast.error is not None and forecast.error < 0.08
     assert 4500 < forecast.peak < 5800
     assert {name for name, _ in forecast.errors} == {"last-value", "recent-mean", "holt-damped"}
-    assert forecast.method == min(forecast.errors, key=lambda e: e[1])[0]
+    errors = dict(forecast.errors)
+    best = min(errors, key=errors.__getitem__)
+    assert forecast.method == best or (forecast.method == "holt-damped" and errors[best] > 0.9 * errors["holt-damped"])
 
 
 def test_a_rising_load_is_forecast_above_its_last_reading() -> None:
