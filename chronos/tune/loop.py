@@ -92,9 +92,10 @@ class TuneLoop:
         observer: TuneObserver,
         settings: LoopSettings = LoopSettings(),
         clock: Callable[[], float] = time.monotonic,
-        sleep: Callable[[float], None] = time.sleep,
+        wall_ms: Callable[[], int] = lambda: int(time.time() * 1000),
     ) -> None:
         self._policy = policy
+        self._wall_ms = wall_ms
         self._collector = collector
         self._retuner = retuner
         self._journal = journal
@@ -102,7 +103,6 @@ class TuneLoop:
         self._observer = observer
         self._settings = settings
         self._clock = clock
-        self._sleep = sleep
         now = clock()
         self.state = LoopState(job, started_at_s=now)
         self._observed_since_s = now
@@ -180,7 +180,7 @@ class TuneLoop:
         if decision.action == "retune" and self._settings.dry_run:
             decision = _advised(decision)
         self.state.last_decision, self.state.last_evaluation = decision, evaluation
-        self._journal.record_decision(int(time.time() * 1000), self.state.job.spec.name, self.state.job.job_id,
+        self._journal.record_decision(self._wall_ms(), self.state.job.spec.name, self.state.job.job_id,
                                       decision.action, decision.interval_s, decision.wanted_s, decision.feasible,
                                       decision.binding, decision.reason, decision.explain())
         self._observer.decision(self.state.job, decision, evaluation)
