@@ -194,7 +194,8 @@ def test_a_tuner_killed_after_the_savepoint_is_finished_by_the_next_once(stack: 
         tuner.kill()
         entry = journal.retunes()[-1]
         assert entry.step == "savepoint" and entry.savepoint, "killed with the savepoint journaled, before resubmission"
-        assert flink.job(job_id).state == "FINISHED"
+        # The savepoint completes a moment before the job reports its terminal state.
+        flink.wait_for_state(job_id, lambda d: d.state == "FINISHED", 30, "FINISHED")
         assert not [j for j in flink.jobs() if j.name == name and j.state == "RUNNING"], "the job is stopped"
         # The next tuner (no --job: it finds the journaled retune itself) finishes it first.
         resumed = chronos("tune", "--json", *TARGETS, *FAST, "--duration", "10s", "--db", str(db),
