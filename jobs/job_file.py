@@ -80,7 +80,7 @@ class _JobFile(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     name: str = Field(min_length=1)
-    program: _Program
+    program: _Program | None = None  # None: a job chronos never submits (the Flink operator runs it)
     parallelism: int | None = Field(None, ge=1)
     flink_config: dict[str, str] = Field(default_factory=dict, alias="flink-config")
     io: _IO
@@ -100,7 +100,7 @@ def _substitute(value: Any, variables: dict[str, str], where: Path) -> Any:
     return value
 
 
-def load_job_file(path: Path, defaults: dict[str, str]) -> tuple[JobSpec, JobIO]:
+def load_job_file(path: Path, defaults: dict[str, str], program_required: bool = True) -> tuple[JobSpec, JobIO]:
     raw = read_mapping(path, "job file", "name, program, io")
     own_vars = raw.get("program", {}).get("vars", {}) if isinstance(raw.get("program"), dict) else {}
     variables = {**defaults, **{str(k): str(v) for k, v in (own_vars or {}).items()}}
@@ -110,6 +110,12 @@ def load_job_file(path: Path, defaults: dict[str, str]) -> tuple[JobSpec, JobIO]
         raise InvalidInput(f"invalid job file {path}: {field_error(exc.errors())}") from exc
     base = path.parent
     program = job.program
+    io = JobIO(job.io.bootstrap, job.io.input_topic, job.io.output_topic, job.io.timestamp_field,
+               job.io.latency_source, job.io.latency_query, job.io.prometheus_url)
+    if program is None:
+        if program_required:
+            raise InvalidInput(f"invalid job file {path}: program: chronos submits this job, so it needs one")
+        return JobSpec(job.name, parallelism=job.parallelism, extra_config=tuple(sorted(job.flink_config.items()))), io
 
     def local(name: str) -> str:
         resolved = (base / name).resolve()
@@ -127,6 +133,4 @@ def load_job_file(path: Path, defaults: dict[str, str]) -> tuple[JobSpec, JobIO]
                        entry_class=program.entry_class or "")
     else:
         spec = JobSpec(job.name, local(program.python or ""), tuple(program.args), job.parallelism, config)
-    io = JobIO(job.io.bootstrap, job.io.input_topic, job.io.output_topic, job.io.timestamp_field,
-               job.io.latency_source, job.io.latency_query, job.io.prometheus_url)
     return spec, io

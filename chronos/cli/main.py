@@ -18,6 +18,7 @@ from rich.table import Table
 from chronos.cli.common import AsJson, Bootstrap, RestUrl, StackDir, err, out
 from chronos.cli.common import print_json as _print_json
 from chronos.cli.common import stack_dir_of as _stack_dir
+from chronos.cli.observability_commands import dashboards, prometheus_app, report
 from chronos.cli.profile_commands import profile_app
 from chronos.cli.tune_commands import tune
 from chronos.errors import ChronosError, InvalidInput
@@ -39,6 +40,9 @@ chaos_app = typer.Typer(help="Break a job on purpose and measure its recovery.",
 app.add_typer(chaos_app, name="chaos")
 app.add_typer(profile_app, name="profile")
 app.command("tune")(tune)
+app.add_typer(prometheus_app, name="prometheus")
+app.command("dashboards")(dashboards)
+app.command("report")(report)
 
 # -- stack ---------------------------------------------------------------------------------------
 @stack_app.command("up")

@@ -64,6 +64,13 @@ def tune(
     metrics_address: Annotated[str, typer.Option(help="Address the metrics endpoint binds.")] = "127.0.0.1",
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Only recommend: decide and journal, never retune.")] = False,
     pause_after_savepoint: Annotated[float, typer.Option(hidden=True)] = 0.0,
+    flink_deployment: Annotated[str | None, typer.Option(
+        help="Tune this FlinkDeployment (Flink Kubernetes Operator): retune by patching its flinkConfiguration.")] = None,
+    namespace: Annotated[str, typer.Option(envvar="POD_NAMESPACE", help="Namespace of the FlinkDeployment.")] = "default",
+    job_file: Annotated[Path | None, typer.Option(
+        help="With --flink-deployment: a job file naming the job and its io (topics, latency source).")] = None,
+    reporter_url: Annotated[list[str] | None, typer.Option(
+        help="Flink Prometheus reporter endpoint to read lag and records from (repeatable) \\[default: the stack's].")] = None,
     stack_dir: StackDir = None,
     rest_url: RestUrl = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print events as JSON lines instead of the live view.")] = False,
@@ -80,7 +87,7 @@ def tune(
     from chronos.stack.job_records import JobRecord
     from chronos.tune.journal import TuneJournal
     from chronos.tune.loop import LoopSettings, TuneLoop
-    from chronos.tune.retune import Retuner, TunedJob
+    from chronos.tune.retune import Realizer, Retuner, TunedJob
 
     policy = build_policy(config, {
         "latency_p99_ms": None if latency_p99 is None else parse_interval_ms(latency_p99),
@@ -100,21 +107,28 @@ def tune(
     metrics = TuneMetrics(registry)
     display = TuneDisplay(metrics, err if not as_json else out, as_json)
     server = None
+    if flink_deployment and job_file is None:
+        raise InvalidInput("--flink-deployment needs --job-file: the job's name and io (topics, latency source)")
     with wiring.flink_client(sd, rest_url) as client:
-        record = wiring.job_to_tune(client, sd, job, journal)
+        retuner: Realizer
+        if flink_deployment:
+            assert job_file is not None
+            record, retuner = wiring.deployment_to_tune(client, flink_deployment, namespace, job_file, journal)
+        else:
+            record = wiring.job_to_tune(client, sd, job, journal)
+            records = wiring.job_records(sd)
+
+            def replaced(old: TunedJob, new: TunedJob, savepoint: str) -> None:
+                records.save(JobRecord(new.job_id, new.spec, new.settings, restored_from=savepoint, io=record.io))
+                previous = records.get(old.job_id)
+                if previous is not None:
+                    records.save(replace(previous, stopped_with_savepoint=savepoint, replaced_by=new.job_id))
+
+            retuner = Retuner(wiring.job_control(client, sd), journal, on_replaced=replaced,
+                              pause_after_savepoint_s=pause_after_savepoint)
         book = wiring.model_book(db_path, record.spec.name, journal)
-        records = wiring.job_records(sd)
-
-        def replaced(old: TunedJob, new: TunedJob, savepoint: str) -> None:
-            records.save(JobRecord(new.job_id, new.spec, new.settings, restored_from=savepoint, io=record.io))
-            previous = records.get(old.job_id)
-            if previous is not None:
-                records.save(replace(previous, stopped_with_savepoint=savepoint, replaced_by=new.job_id))
-
-        retuner = Retuner(wiring.job_control(client, sd), journal, on_replaced=replaced,
-                          pause_after_savepoint_s=pause_after_savepoint)
         tuned = TunedJob(record.job_id, record.spec, record.settings)
-        collector = wiring.tune_collector(client, sd, record, policy.latency_window_s)
+        collector = wiring.tune_collector(client, sd, record, policy.latency_window_s, reporter_url)
         loop = TuneLoop(tuned, policy, collector, retuner, journal, book, display, settings)
         metrics.set_targets(record.spec.name, policy.latency_p99_ms / 1000, policy.recovery_s)
         if metrics_port >= 0:

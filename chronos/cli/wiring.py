@@ -19,7 +19,8 @@ from chronos.flink.rest import FlinkRestClient
 from chronos.flink.submit import CliSubmitter, JobSubmitter, RestSubmitter
 from chronos.jobs.bounded_input import ExperimentInput
 from chronos.jobs.rates import TraceRate
-from chronos.model import JobIO, JobSpec
+from chronos.k8s.flink_deployment import DeploymentRealizer
+from chronos.model import CheckpointSettings, JobIO, JobSpec
 from chronos.profiler.store import ProfileStore
 from chronos.signals.live import LiveSignals
 from chronos.signals.tune_signals import KafkaJobCollector
@@ -105,11 +106,20 @@ def job_io(record: JobRecord) -> JobIO:
     return JobIO(args.bootstrap, args.input_topic, args.output_topic)
 
 
-def live_signals(client: FlinkRestClient, stack_dir: Path, record: JobRecord) -> LiveSignals:
-    state = require_stack(stack_dir)
+def reporter_urls(stack_dir: Path, override: list[str] | None = None) -> list[str]:
+    """Flink's Prometheus reporter endpoints: the ones given, else the local stack's, else none."""
+    if override:
+        return list(override)
+    state = load_state(stack_dir)
+    return state.prometheus_urls if state is not None else []
+
+
+def live_signals(client: FlinkRestClient, stack_dir: Path, record: JobRecord,
+                 reporters: list[str] | None = None) -> LiveSignals:
+    urls = reporters if reporters is not None else require_stack(stack_dir).prometheus_urls
     io = job_io(record)
     return LiveSignals(client, record.job_id, record.spec.name, io.bootstrap, io.input_topic, io.output_topic,
-                       state.prometheus_urls, timestamp_field=io.timestamp_field)
+                       urls, timestamp_field=io.timestamp_field)
 
 
 def experiment_input(record: JobRecord, load: Load, run_id: str) -> ExperimentInput:
@@ -192,12 +202,14 @@ def job_control(client: FlinkRestClient, stack_dir: Path) -> RestJobControl:
     return RestJobControl(client, submitter("rest", client, stack_dir), savepoint_dir(stack_dir))
 
 
-def tune_collector(client: FlinkRestClient, stack_dir: Path, record: JobRecord, latency_window_s: float) -> KafkaJobCollector:
+def tune_collector(client: FlinkRestClient, stack_dir: Path, record: JobRecord, latency_window_s: float,
+                   reporters: list[str] | None = None) -> KafkaJobCollector:
     from chronos.signals.latency_sources import latency_source
 
     io = job_io(record)
-    signals = live_signals(client, stack_dir, record)
-    latency = latency_source(io, signals, require_stack(stack_dir).prometheus_urls, record.spec.name)
+    urls = reporter_urls(stack_dir, reporters)
+    signals = live_signals(client, stack_dir, record, urls)
+    latency = latency_source(io, signals, urls, record.spec.name)
     return KafkaJobCollector(signals, client, io.bootstrap, io.input_topic, latency_window_s, latency)
 
 
@@ -226,6 +238,24 @@ def job_to_tune(client: FlinkRestClient, stack_dir: Path, job_id: str | None, jo
             raise InvalidInput(f"job {record.job_id} is {state}, not RUNNING; nothing to tune")
         return record
     return chronos_job(client, stack_dir, None)
+
+
+def deployment_to_tune(client: FlinkRestClient, deployment: str, namespace: str, job_file: Path,
+                       journal: TuneJournal) -> tuple[JobRecord, DeploymentRealizer]:
+    """An operator-managed job: its io from the job file, its job id and interval from the
+    FlinkDeployment (checked to upgrade with its state), retuned by patching the deployment."""
+    from chronos.jobs.job_file import load_job_file
+    from chronos.k8s.flink_deployment import CustomObjectsDeploymentApi
+
+    spec, io = load_job_file(job_file, {}, program_required=False)
+    realizer = DeploymentRealizer(CustomObjectsDeploymentApi.from_kubeconfig(), namespace, deployment, journal,
+                                  interval_in_force=lambda job_id: client.checkpoint_config(job_id).interval)
+    status = realizer.check()
+    if status.job_id is None or status.job_state != "RUNNING":
+        raise InvalidInput(f"FlinkDeployment {namespace}/{deployment} runs no job (job state "
+                           f"{status.job_state or 'unknown'}); nothing to tune")
+    interval = status.interval_ms or client.checkpoint_config(status.job_id).interval
+    return JobRecord(status.job_id, spec, CheckpointSettings(interval), io=io), realizer
 
 
 def model_book(db: Path, job_name: str, journal: TuneJournal) -> ModelBook:

@@ -38,12 +38,11 @@ class CoreV1PodApi:
 
     @classmethod
     def from_kubeconfig(cls) -> CoreV1PodApi:
-        from kubernetes import client, config
+        from kubernetes import client
 
-        try:
-            config.load_incluster_config()
-        except config.ConfigException:
-            config.load_kube_config()
+        from chronos.k8s.kube_config import load_kube_config
+
+        load_kube_config()
         return cls(client.CoreV1Api())
 
     def list_pods(self, namespace: str, label_selector: str) -> list[PodInfo]:

@@ -2,23 +2,36 @@
 exactly the samples one tuner produced and two tuners in one process never collide.
 
 Names follow the Prometheus conventions: base units (seconds, events per second, ratios), `_total`
-on counters; the `job` label is the Flink pipeline name, stable across retunes (a job id is not).
+on counters. The job is labelled `job_name`, spelled as Flink's Prometheus reporter spells it, so one
+dashboard variable selects both chronos's and Flink's series; it is the pipeline name, stable across
+retunes (a job id is not). A plain `job` label would clash with the scrape job's and be renamed.
+Every series a dashboard queries exists from the first scrape (counters at 0), because rate() and
+increase() cannot see a counter's first increment.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from wsgiref.simple_server import WSGIServer
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 
 DOWNTIME_BUCKETS = (1.0, 2.0, 3.0, 4.0, 5.0, 7.5, 10.0, 15.0, 30.0, 60.0)
+ACTIONS = ("keep", "retune")
+OUTCOMES = ("verified", "rolled-back", "abandoned")
+_INVALID = re.compile(r"[^a-zA-Z0-9:_]")
+
+
+def job_label(name: str) -> str:
+    """Flink's reporter spelling of a job name (characters outside [a-zA-Z0-9:_] become _)."""
+    return _INVALID.sub("_", name)
 
 
 class TuneMetrics:
     def __init__(self, registry: CollectorRegistry) -> None:
         self.registry = registry
-        job, kind = ("job",), ("job", "kind")
+        job, kind = ("job_name",), ("job_name", "kind")
         self.violation = Counter("chronos_qos_violation_seconds_total",
                                  "Seconds the job spent outside a QoS target (kind: latency, recovery).", kind,
                                  registry=registry)
@@ -40,11 +53,11 @@ class TuneMetrics:
                               "Peak input rate forecast over the decision horizon.", job, registry=registry)
         self.model_error = Gauge("chronos_model_error_ratio",
                                  "Held-out mean absolute percentage error of a model (model: latency, recovery).",
-                                 ("job", "model"), registry=registry)
+                                 ("job_name", "model"), registry=registry)
         self.decisions = Counter("chronos_decisions_total", "Decisions taken (action: keep, retune).",
-                                 ("job", "action"), registry=registry)
+                                 ("job_name", "action"), registry=registry)
         self.retunes = Counter("chronos_retunes_total", "Retunes (outcome: verified, rolled-back, abandoned).",
-                               ("job", "outcome"), registry=registry)
+                               ("job_name", "outcome"), registry=registry)
         self.downtime = Histogram("chronos_retune_downtime_seconds",
                                   "Stop-with-savepoint request to every task of the new job RUNNING.", job,
                                   buckets=DOWNTIME_BUCKETS, registry=registry)
@@ -53,14 +66,22 @@ class TuneMetrics:
         self.recovery = Gauge("chronos_recovery_seconds", "Measured recovery time of the last failure of the live job.",
                               job, registry=registry)
 
-    def set_targets(self, job: str, latency_p99_s: float, recovery_s: float) -> None:
+    def set_targets(self, name: str, latency_p99_s: float, recovery_s: float) -> None:
+        job = job_label(name)
         self.target.labels(job, "latency").set(latency_p99_s)
         self.target.labels(job, "recovery").set(recovery_s)
         for kind in ("latency", "recovery"):
-            self.violation.labels(job, kind)  # present at 0 from the start: rate() needs a first sample
+            self.violation.labels(job, kind)
+        for action in ACTIONS:
+            self.decisions.labels(job, action)
+        for outcome in OUTCOMES:
+            self.retunes.labels(job, outcome)
+        self.failures.labels(job)
+        self.downtime.labels(job)
 
-    def observe(self, job: str, *, interval_s: float, p99_s: float | None, input_rate: float | None,
+    def observe(self, name: str, *, interval_s: float, p99_s: float | None, input_rate: float | None,
                 latency_violation_s: float, recovery_violation_s: float) -> None:
+        job = job_label(name)
         self.interval.labels(job).set(interval_s)
         if p99_s is not None:
             self.latency.labels(job).set(p99_s)
@@ -71,8 +92,9 @@ class TuneMetrics:
         if recovery_violation_s:
             self.violation.labels(job, "recovery").inc(recovery_violation_s)
 
-    def decided(self, job: str, action: str, *, wanted_s: float | None, feasible: bool, forecast_rate: float,
+    def decided(self, name: str, action: str, *, wanted_s: float | None, feasible: bool, forecast_rate: float,
                 predicted_latency_s: float | None, predicted_recovery_s: float | None) -> None:
+        job = job_label(name)
         self.decisions.labels(job, action).inc()
         if wanted_s is not None:
             self.wanted.labels(job).set(wanted_s)
@@ -83,16 +105,18 @@ class TuneMetrics:
         if predicted_recovery_s is not None:
             self.predicted.labels(job, "recovery").set(predicted_recovery_s)
 
-    def set_model_error(self, job: str, model: str, mape: float | None) -> None:
+    def set_model_error(self, name: str, model: str, mape: float | None) -> None:
         if mape is not None:
-            self.model_error.labels(job, model).set(mape)
+            self.model_error.labels(job_label(name), model).set(mape)
 
-    def retuned(self, job: str, outcome: str, downtime_s: float | None) -> None:
+    def retuned(self, name: str, outcome: str, downtime_s: float | None) -> None:
+        job = job_label(name)
         self.retunes.labels(job, outcome).inc()
         if downtime_s is not None:
             self.downtime.labels(job).observe(downtime_s)
 
-    def failed(self, job: str, recovery_s: float | None) -> None:
+    def failed(self, name: str, recovery_s: float | None) -> None:
+        job = job_label(name)
         self.failures.labels(job).inc()
         if recovery_s is not None:
             self.recovery.labels(job).set(recovery_s)

@@ -3,6 +3,7 @@ targets it is given: what tests run PromQL against, and what a local user points
 
 from __future__ import annotations
 
+import json
 import shutil
 import time
 from collections.abc import Sequence
@@ -66,3 +67,37 @@ def start_prometheus(directory: Path, targets: Sequence[str], port: int | None =
         time.sleep(0.3)
     server.stop()
     raise StackError(f"prometheus not ready on {server.url} after {timeout_s:.0f} s")
+
+
+def _record(stack_dir: Path) -> Path:
+    return stack_dir / "prometheus" / "server.json"
+
+
+def local_prometheus(stack_dir: Path) -> PrometheusServer | None:
+    """The Prometheus `chronos prometheus up` started for this stack, if it still runs."""
+    path = _record(stack_dir)
+    if not path.exists():
+        return None
+    data = json.loads(path.read_text())
+    server = PrometheusServer(int(data["pid"]), str(data["url"]), Path(data["directory"]))
+    return server if is_alive(server.pid) else None
+
+
+def start_local_prometheus(stack_dir: Path, targets: Sequence[str], port: int | None) -> PrometheusServer:
+    """A Prometheus kept beside the local stack (its data under the stack directory), found again by
+    `local_prometheus` and stopped by `stop_local_prometheus`."""
+    running = local_prometheus(stack_dir)
+    if running is not None:
+        return running
+    server = start_prometheus(stack_dir / "prometheus", targets, port)
+    _record(stack_dir).write_text(json.dumps({"pid": server.pid, "url": server.url, "directory": str(server.directory)}))
+    return server
+
+
+def stop_local_prometheus(stack_dir: Path) -> bool:
+    server = local_prometheus(stack_dir)
+    _record(stack_dir).unlink(missing_ok=True)
+    if server is None:
+        return False
+    server.stop()
+    return True

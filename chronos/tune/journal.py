@@ -41,6 +41,18 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX chronos_retunes_job ON chronos_retunes(job_name, retune_id);
     CREATE INDEX chronos_decisions_job ON chronos_decisions(job_name, at_ms);
     """,
+    # v2: what each decision saw, so `chronos report --db` can draw the QoS views without Prometheus.
+    """
+    ALTER TABLE chronos_decisions ADD COLUMN observed_p99_s REAL;
+    ALTER TABLE chronos_decisions ADD COLUMN input_rate REAL;
+    ALTER TABLE chronos_decisions ADD COLUMN forecast_rate REAL;
+    ALTER TABLE chronos_decisions ADD COLUMN predicted_latency_s REAL;
+    ALTER TABLE chronos_decisions ADD COLUMN predicted_recovery_s REAL;
+    ALTER TABLE chronos_decisions ADD COLUMN target_latency_s REAL;
+    ALTER TABLE chronos_decisions ADD COLUMN target_recovery_s REAL;
+    ALTER TABLE chronos_decisions ADD COLUMN latency_violation_s REAL;
+    ALTER TABLE chronos_decisions ADD COLUMN recovery_violation_s REAL
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -65,6 +77,34 @@ class Retune:
     @property
     def finished(self) -> bool:
         return self.step in FINAL_STEPS
+
+
+@dataclass(frozen=True)
+class DecisionRecord:
+    """A decision and what it saw; the violation seconds are the tuner's running totals."""
+
+    at_ms: int
+    job_name: str
+    job_id: str
+    action: str
+    interval_s: float
+    wanted_s: float | None
+    feasible: bool
+    binding: str
+    reason: str
+    explanation: str
+    observed_p99_s: float | None = None
+    input_rate: float | None = None
+    forecast_rate: float | None = None
+    predicted_latency_s: float | None = None
+    predicted_recovery_s: float | None = None
+    target_latency_s: float | None = None
+    target_recovery_s: float | None = None
+    latency_violation_s: float | None = None
+    recovery_violation_s: float | None = None
+
+
+DECISION_COLUMNS = tuple(DecisionRecord.__dataclass_fields__)
 
 
 @dataclass(frozen=True)
@@ -127,20 +167,27 @@ class TuneJournal:
         return pending[-1] if pending else None
 
     # -- decisions and live failures ---------------------------------------------------------------
-    def record_decision(self, at_ms: int, job_name: str, job_id: str, action: str, interval_s: float,
-                        wanted_s: float | None, feasible: bool, binding: str, reason: str, explanation: str) -> None:
+    def record_decision(self, record: DecisionRecord) -> None:
+        values = tuple(getattr(record, column) for column in DECISION_COLUMNS)
         with self._transaction() as db:
-            db.execute("INSERT INTO chronos_decisions VALUES (?,?,?,?,?,?,?,?,?,?)",
-                       (at_ms, job_name, job_id, action, interval_s, wanted_s, int(feasible), binding, reason,
-                        explanation))
+            db.execute(f"INSERT INTO chronos_decisions ({', '.join(DECISION_COLUMNS)}) "
+                       f"VALUES ({', '.join('?' * len(values))})", values)
 
-    def decisions(self, job_name: str, limit: int = 100) -> list[tuple[int, str, str, float, str]]:
-        """(at ms, job id, action, interval s, reason), newest last."""
+    def decisions(self, job_name: str, since_ms: int = 0, limit: int = 100_000) -> list[DecisionRecord]:
+        """Oldest first."""
         with self._lock:
             rows = self._db.execute(
-                "SELECT at_ms, job_id, action, interval_s, reason FROM chronos_decisions WHERE job_name=? "
-                "ORDER BY at_ms DESC LIMIT ?", (job_name, limit)).fetchall()
-        return [(int(r[0]), str(r[1]), str(r[2]), float(r[3]), str(r[4])) for r in reversed(rows)]
+                f"SELECT {', '.join(DECISION_COLUMNS)} FROM chronos_decisions WHERE job_name=? AND at_ms>=? "
+                "ORDER BY at_ms DESC LIMIT ?", (job_name, since_ms, limit)).fetchall()
+        fields = [dict(zip(DECISION_COLUMNS, row, strict=True)) for row in reversed(rows)]
+        return [DecisionRecord(**{**f, "feasible": bool(f["feasible"])}) for f in fields]
+
+    def job_names(self) -> list[str]:
+        """Jobs with decisions or retunes on record."""
+        with self._lock:
+            rows = self._db.execute("SELECT job_name FROM chronos_decisions UNION SELECT job_name FROM chronos_retunes "
+                                    "ORDER BY 1").fetchall()
+        return [str(r[0]) for r in rows]
 
     def record_recovery(self, recovery: LiveRecovery) -> None:
         with self._transaction() as db:

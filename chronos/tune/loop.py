@@ -22,9 +22,9 @@ from chronos.optimizer.model_values import Observation
 from chronos.optimizer.policy import TunePolicy
 from chronos.tune.failures import FailureWatch, ObservedFailure
 from chronos.tune.fitting import ModelBook
-from chronos.tune.journal import LiveRecovery, TuneJournal
+from chronos.tune.journal import DecisionRecord, LiveRecovery, TuneJournal
 from chronos.tune.readings import LiveReading
-from chronos.tune.retune import RetuneOutcome, Retuner, TunedJob
+from chronos.tune.retune import Realizer, RetuneOutcome, TunedJob
 
 
 class Collector(Protocol):
@@ -86,7 +86,7 @@ class TuneLoop:
         job: TunedJob,
         policy: TunePolicy,
         collector: Collector,
-        retuner: Retuner,
+        retuner: Realizer,
         journal: TuneJournal,
         models: ModelBook,
         observer: TuneObserver,
@@ -180,9 +180,7 @@ class TuneLoop:
         if decision.action == "retune" and self._settings.dry_run:
             decision = _advised(decision)
         self.state.last_decision, self.state.last_evaluation = decision, evaluation
-        self._journal.record_decision(self._wall_ms(), self.state.job.spec.name, self.state.job.job_id,
-                                      decision.action, decision.interval_s, decision.wanted_s, decision.feasible,
-                                      decision.binding, decision.reason, decision.explain())
+        self._journal.record_decision(self._record(decision, evaluation))
         self._observer.decision(self.state.job, decision, evaluation)
         if decision.action == "retune":
             target_ms = max(1, round(decision.interval_s * 1000))
@@ -193,6 +191,19 @@ class TuneLoop:
                 raise
             self._after_retune(outcome)
         return decision
+
+    def _record(self, decision: Decision, evaluation: Evaluation) -> DecisionRecord:
+        current = decision.current
+        p99 = evaluation.observed_p99_ms
+        return DecisionRecord(
+            self._wall_ms(), self.state.job.spec.name, self.state.job.job_id, decision.action, decision.interval_s,
+            decision.wanted_s, decision.feasible, decision.binding, decision.reason, decision.explain(),
+            observed_p99_s=None if p99 is None else p99 / 1000, input_rate=evaluation.observed_rate,
+            forecast_rate=decision.forecast_rate,
+            predicted_latency_s=None if current.latency is None else current.latency.median / 1000,
+            predicted_recovery_s=None if current.recovery is None else current.recovery.median,
+            target_latency_s=self._policy.latency_p99_ms / 1000, target_recovery_s=self._policy.recovery_s,
+            latency_violation_s=self.qos.latency_s, recovery_violation_s=self.qos.recovery_s)
 
     def _after_retune(self, outcome: RetuneOutcome) -> None:
         if outcome.outcome != "abandoned":

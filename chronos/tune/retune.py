@@ -54,6 +54,14 @@ class RetuneOutcome:
     downtime_s: float | None  # stop request (or resume) -> every task RUNNING
 
 
+class Realizer(Protocol):
+    """How a decided interval reaches the job: the local REST path (`Retuner`) or a Kubernetes
+    FlinkDeployment patch (`chronos.k8s.flink_deployment.DeploymentRealizer`). Both journal every step."""
+
+    def retune(self, job: TunedJob, to_ms: int, explanation: str) -> RetuneOutcome: ...
+    def resume(self, entry: Retune, job: TunedJob) -> RetuneOutcome: ...
+
+
 def _noop(old: TunedJob, new: TunedJob, savepoint: str) -> None:
     return None
 

@@ -23,6 +23,7 @@ from typing import Any
 
 import httpx
 
+from chronos.flink.prometheus_scrape import label_value
 from chronos.flink.rest import FlinkRestClient
 from chronos.jobs.bounded_input import ExperimentInput
 from chronos.model import FaultRecord, RecoveryMeasurement
@@ -163,8 +164,9 @@ def test_a_load_step_makes_it_retune_and_nothing_is_lost(stack: StackState, flin
         entry = journal.retunes()[-1]
         journal.close()
         assert (entry.step, entry.new_job_id, entry.savepoint) == ("verified", new_job, retune["savepoint"])
-        assert f'chronos_retunes_total{{job="{name}",outcome="verified"}} 1.0' in scraped
-        assert f'chronos_checkpoint_interval_seconds{{job="{name}"}}' in scraped
+        label = label_value(name)
+        assert f'chronos_retunes_total{{job_name="{label}",outcome="verified"}} 1.0' in scraped
+        assert f'chronos_checkpoint_interval_seconds{{job_name="{label}"}}' in scraped
         chronos("load", "stop", *sd)
         delivery = counted.finish(timeout_s=120)
         assert delivery.ok and delivery.input_events > 10_000, delivery.summary()

@@ -6,7 +6,6 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
 import yaml
 
 from chronos.flink.prometheus_scrape import PromSample, marker_latency_p99_ms
@@ -20,12 +19,24 @@ def test_targets_are_grouped_by_metrics_path() -> None:
     assert jobs == {"/metrics": ["127.0.0.1:9249", "127.0.0.1:9250"], "/": ["127.0.0.1:9464"]}
 
 
-@pytest.mark.skipif(shutil.which("promtool") is None, reason="promtool comes with scripts/setup.sh")
-def test_promtool_accepts_the_config(tmp_path: Path) -> None:
+def promtool_check(path: Path) -> None:
+    promtool = shutil.which("promtool")
+    assert promtool is not None, "promtool comes with the prometheus package scripts/setup.sh installs"
+    checked = subprocess.run([promtool, "check", "config", str(path)], capture_output=True, text=True)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_promtool_accepts_the_generated_config(tmp_path: Path) -> None:
     path = tmp_path / "prometheus.yml"
     path.write_text(prometheus_config(["127.0.0.1:9249/metrics"]))
-    checked = subprocess.run(["promtool", "check", "config", str(path)], capture_output=True, text=True)
-    assert checked.returncode == 0, checked.stdout + checked.stderr
+    promtool_check(path)
+
+
+def test_promtool_accepts_the_shipped_config_and_it_scrapes_the_tuners_default_port() -> None:
+    shipped = Path(__file__).resolve().parents[2] / "observability" / "prometheus.yml"
+    promtool_check(shipped)
+    jobs = {j["job_name"]: j for j in yaml.safe_load(shipped.read_text())["scrape_configs"]}
+    assert jobs["chronos-tuner"]["static_configs"][0]["targets"] == ["127.0.0.1:9464"]
 
 
 def test_marker_latency_is_the_worst_p99_of_the_job() -> None:

@@ -122,7 +122,7 @@ def test_a_load_step_leads_to_one_retune_to_a_shorter_interval(tmp_path: Path, b
     assert recovery_truth(new.settings.interval_ms / 1000, 6000) <= 60
     assert loop.state.job == new
     assert journal.retunes()[-1].step == "verified"
-    actions = [a for _, _, a, _, _ in journal.decisions(SPEC.name)]
+    actions = [d.action for d in journal.decisions(SPEC.name)]
     assert actions.count("retune") == 1 and actions.count("keep") >= 5, "every decision is journaled"
 
 

@@ -20,35 +20,51 @@ def test_every_figure_lands_under_its_conventional_name() -> None:
     metrics.retuned("fleet", "verified", 3.4)
     metrics.failed("fleet", 35.0)
     value = registry.get_sample_value
-    assert value("chronos_qos_violation_seconds_total", {"job": "fleet", "kind": "latency"}) == 5
-    assert value("chronos_qos_violation_seconds_total", {"job": "fleet", "kind": "recovery"}) == 2.5
-    assert value("chronos_qos_target_seconds", {"job": "fleet", "kind": "recovery"}) == 60
-    assert value("chronos_latency_p99_seconds", {"job": "fleet"}) == 0.8
-    assert value("chronos_checkpoint_interval_seconds", {"job": "fleet"}) == 10
-    assert value("chronos_input_rate_events_per_second", {"job": "fleet"}) == 2100
-    assert value("chronos_forecast_input_rate_events_per_second", {"job": "fleet"}) == 2500
-    assert value("chronos_predicted_seconds", {"job": "fleet", "kind": "recovery"}) == 40
-    assert value("chronos_recommended_interval_seconds", {"job": "fleet"}) == 20
-    assert value("chronos_model_error_ratio", {"job": "fleet", "model": "recovery"}) == 0.12
-    assert value("chronos_decisions_total", {"job": "fleet", "action": "retune"}) == 1
-    assert value("chronos_retunes_total", {"job": "fleet", "outcome": "verified"}) == 1
-    assert value("chronos_retune_downtime_seconds_count", {"job": "fleet"}) == 1
-    assert value("chronos_retune_downtime_seconds_bucket", {"job": "fleet", "le": "4.0"}) == 1
-    assert value("chronos_retune_downtime_seconds_bucket", {"job": "fleet", "le": "3.0"}) == 0
-    assert value("chronos_failures_total", {"job": "fleet"}) == 1
-    assert value("chronos_recovery_seconds", {"job": "fleet"}) == 35
+    assert value("chronos_qos_violation_seconds_total", {"job_name": "fleet", "kind": "latency"}) == 5
+    assert value("chronos_qos_violation_seconds_total", {"job_name": "fleet", "kind": "recovery"}) == 2.5
+    assert value("chronos_qos_target_seconds", {"job_name": "fleet", "kind": "recovery"}) == 60
+    assert value("chronos_latency_p99_seconds", {"job_name": "fleet"}) == 0.8
+    assert value("chronos_checkpoint_interval_seconds", {"job_name": "fleet"}) == 10
+    assert value("chronos_input_rate_events_per_second", {"job_name": "fleet"}) == 2100
+    assert value("chronos_forecast_input_rate_events_per_second", {"job_name": "fleet"}) == 2500
+    assert value("chronos_predicted_seconds", {"job_name": "fleet", "kind": "recovery"}) == 40
+    assert value("chronos_recommended_interval_seconds", {"job_name": "fleet"}) == 20
+    assert value("chronos_model_error_ratio", {"job_name": "fleet", "model": "recovery"}) == 0.12
+    assert value("chronos_decisions_total", {"job_name": "fleet", "action": "retune"}) == 1
+    assert value("chronos_retunes_total", {"job_name": "fleet", "outcome": "verified"}) == 1
+    assert value("chronos_retune_downtime_seconds_count", {"job_name": "fleet"}) == 1
+    assert value("chronos_retune_downtime_seconds_bucket", {"job_name": "fleet", "le": "4.0"}) == 1
+    assert value("chronos_retune_downtime_seconds_bucket", {"job_name": "fleet", "le": "3.0"}) == 0
+    assert value("chronos_failures_total", {"job_name": "fleet"}) == 1
+    assert value("chronos_recovery_seconds", {"job_name": "fleet"}) == 35
 
 
-def test_violation_counters_exist_at_zero_from_the_start() -> None:
+def test_every_counter_a_dashboard_rates_exists_at_zero_from_the_start() -> None:
     registry = CollectorRegistry()
     TuneMetrics(registry).set_targets("fleet", 1.0, 60.0)
-    assert registry.get_sample_value("chronos_qos_violation_seconds_total", {"job": "fleet", "kind": "latency"}) == 0
+    value = registry.get_sample_value
+    assert value("chronos_qos_violation_seconds_total", {"job_name": "fleet", "kind": "latency"}) == 0
+    assert value("chronos_retunes_total", {"job_name": "fleet", "outcome": "verified"}) == 0
+    assert value("chronos_decisions_total", {"job_name": "fleet", "action": "keep"}) == 0
+    assert value("chronos_failures_total", {"job_name": "fleet"}) == 0
+    assert value("chronos_retune_downtime_seconds_count", {"job_name": "fleet"}) == 0
+
+
+def test_the_job_is_labelled_as_flinks_reporter_spells_it() -> None:
+    from chronos.flink.prometheus_scrape import label_value
+    from chronos.metrics.exporter import job_label
+
+    registry = CollectorRegistry()
+    TuneMetrics(registry).set_targets("chronos-vehicle stats.v2", 1.0, 60.0)
+    assert job_label("chronos-vehicle stats.v2") == label_value("chronos-vehicle stats.v2") == "chronos_vehicle_stats_v2"
+    assert registry.get_sample_value("chronos_qos_target_seconds",
+                                     {"job_name": "chronos_vehicle_stats_v2", "kind": "latency"}) == 1.0
 
 
 def test_two_tuners_in_one_process_do_not_collide() -> None:
     a, b = TuneMetrics(CollectorRegistry()), TuneMetrics(CollectorRegistry())
     a.failed("x", 1.0)
-    assert b.registry.get_sample_value("chronos_failures_total", {"job": "x"}) is None
+    assert b.registry.get_sample_value("chronos_failures_total", {"job_name": "x"}) is None
 
 
 def test_the_samples_are_served_over_http_on_a_free_port() -> None:
@@ -60,5 +76,5 @@ def test_the_samples_are_served_over_http_on_a_free_port() -> None:
         text = httpx.get(f"http://127.0.0.1:{server.port}/metrics", timeout=5).text
     finally:
         server.close()
-    assert 'chronos_retunes_total{job="fleet",outcome="rolled-back"} 1.0' in text
+    assert 'chronos_retunes_total{job_name="fleet",outcome="rolled-back"} 1.0' in text
     assert "# TYPE chronos_retune_downtime_seconds histogram" in text

@@ -1,0 +1,218 @@
+"""Retuning a job the Flink Kubernetes Operator manages: patch the FlinkDeployment's
+`flinkConfiguration` and let the operator do what it does for any spec change (suspend with a
+savepoint, redeploy from it), then verify the new interval is in force.
+
+chronos never stops such a job itself: the operator owns it, and a second actor stopping it would
+fight the operator's reconciliation. The savepoint is therefore the operator's, and chronos refuses
+a deployment whose `upgradeMode` is `stateless` (an upgrade would drop the state: data lost).
+
+The Kubernetes API is reached through `DeploymentApi`, a two-method wrapper of ours tested against a
+fake; `CustomObjectsDeploymentApi` is the thin real implementation over the official client. No
+cluster is reachable from this project's machines, so the real path is not exercised in tests here.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any, Literal, Protocol
+
+from chronos.errors import ChronosError, InvalidInput
+from chronos.model import format_interval, parse_interval_ms
+from chronos.tune.journal import Retune, TuneJournal
+from chronos.tune.retune import RetuneOutcome, TunedJob
+
+INTERVAL_KEY = "execution.checkpointing.interval"
+GROUP, VERSION, PLURAL = "flink.apache.org", "v1beta1", "flinkdeployments"
+SAFE_UPGRADE_MODES = frozenset({"savepoint", "last-state"})
+SETTLED = frozenset({"DEPLOYED", "STABLE"})
+FAILED = frozenset({"FAILED", "ROLLED_BACK", "ROLLING_BACK"})
+
+
+class DeploymentFailed(ChronosError):
+    pass
+
+
+@dataclass(frozen=True)
+class DeploymentStatus:
+    """What chronos reads off a FlinkDeployment (spec and operator status)."""
+
+    name: str
+    upgrade_mode: str
+    interval_ms: int | None  # in the spec
+    reconciled_interval_ms: int | None  # in the spec the operator last reconciled
+    lifecycle_state: str
+    job_state: str
+    job_id: str | None
+    error: str | None
+
+    @staticmethod
+    def from_resource(resource: Mapping[str, Any]) -> DeploymentStatus:
+        spec = resource.get("spec") or {}
+        status = resource.get("status") or {}
+        reconciled_raw = (status.get("reconciliationStatus") or {}).get("lastReconciledSpec")
+        reconciled = json.loads(reconciled_raw) if isinstance(reconciled_raw, str) and reconciled_raw else {}
+        job_status = status.get("jobStatus") or {}
+        return DeploymentStatus(
+            name=str((resource.get("metadata") or {}).get("name", "")),
+            upgrade_mode=str((spec.get("job") or {}).get("upgradeMode", "stateless")),
+            interval_ms=_interval((spec.get("flinkConfiguration") or {}).get(INTERVAL_KEY)),
+            reconciled_interval_ms=_interval((reconciled.get("flinkConfiguration") or {}).get(INTERVAL_KEY)),
+            lifecycle_state=str(status.get("lifecycleState", "")),
+            job_state=str(job_status.get("state", "")),
+            job_id=job_status.get("jobId"),
+            error=status.get("error"),
+        )
+
+
+def _interval(value: object) -> int | None:
+    if value is None:
+        return None
+    text = str(value).strip()
+    return int(text) if text.isdigit() else parse_interval_ms(text.replace(" ", ""))
+
+
+class DeploymentApi(Protocol):
+    def get(self, namespace: str, name: str) -> Mapping[str, Any]: ...
+    def patch_configuration(self, namespace: str, name: str, configuration: Mapping[str, str]) -> None:
+        """Merge these keys into spec.flinkConfiguration."""
+        ...
+
+
+class CustomObjectsDeploymentApi:
+    """DeploymentApi over kubernetes.client.CustomObjectsApi (get and merge-patch, one namespace)."""
+
+    def __init__(self, custom_objects: Any) -> None:
+        self._api = custom_objects
+
+    @classmethod
+    def from_kubeconfig(cls) -> CustomObjectsDeploymentApi:
+        from kubernetes import client
+
+        from chronos.k8s.kube_config import load_kube_config
+
+        load_kube_config()
+        return cls(client.CustomObjectsApi())
+
+    def get(self, namespace: str, name: str) -> Mapping[str, Any]:
+        resource: Mapping[str, Any] = self._api.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, name)
+        return resource
+
+    def patch_configuration(self, namespace: str, name: str, configuration: Mapping[str, str]) -> None:
+        # A dict body is sent as application/merge-patch+json: only these keys change.
+        self._api.patch_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, name,
+                                                 {"spec": {"flinkConfiguration": dict(configuration)}})
+
+
+class DeploymentRealizer:
+    """The tuner's realizer for operator-managed jobs: retune = patch, wait for the operator, verify.
+
+    Journaled like the local path: decided -> resubmitted (the patch is applied; the operator
+    upgrades) -> verified | rolled-back | abandoned. A tuner that dies after the patch finds the step
+    `resubmitted` and only waits and verifies; one that dies before it finds the spec unchanged and
+    abandons the retune (the job was never touched).
+    """
+
+    def __init__(
+        self,
+        api: DeploymentApi,
+        namespace: str,
+        deployment: str,
+        journal: TuneJournal,
+        *,
+        interval_in_force: Callable[[str], int] | None = None,
+        wall_ms: Callable[[], int] = lambda: int(time.time() * 1000),
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+        upgrade_timeout_s: float = 600.0,
+        poll_s: float = 2.0,
+    ) -> None:
+        self._api = api
+        self._namespace = namespace
+        self._name = deployment
+        self._journal = journal
+        self._interval_in_force = interval_in_force  # Flink REST /checkpoints/config, when reachable
+        self._wall_ms = wall_ms
+        self._clock = clock
+        self._sleep = sleep
+        self._timeout_s = upgrade_timeout_s
+        self._poll_s = poll_s
+
+    def status(self) -> DeploymentStatus:
+        return DeploymentStatus.from_resource(self._api.get(self._namespace, self._name))
+
+    def check(self) -> DeploymentStatus:
+        """Refuse, in one line, a deployment chronos must not upgrade."""
+        status = self.status()
+        if status.upgrade_mode not in SAFE_UPGRADE_MODES:
+            raise InvalidInput(f"FlinkDeployment {self._namespace}/{self._name} has upgradeMode "
+                               f"{status.upgrade_mode!r}: an interval change would restart it without its state; "
+                               "set spec.job.upgradeMode to savepoint or last-state")
+        return status
+
+    def retune(self, job: TunedJob, to_ms: int, explanation: str) -> RetuneOutcome:
+        before = self.check()
+        entry = self._journal.open_retune(job.spec.name, job.job_id, job.settings.interval_ms, to_ms,
+                                          self._wall_ms(), explanation)
+        start = self._clock()
+        self._api.patch_configuration(self._namespace, self._name, {INTERVAL_KEY: format_interval(to_ms)})
+        entry = self._journal.advance(entry.retune_id, "resubmitted", self._wall_ms(),
+                                      note=f"patched {self._namespace}/{self._name} {INTERVAL_KEY}="
+                                           f"{format_interval(to_ms)}; the operator upgrades it "
+                                           f"(upgradeMode {before.upgrade_mode})")
+        return self._await(entry, job, start)
+
+    def resume(self, entry: Retune, job: TunedJob) -> RetuneOutcome:
+        start = self._clock()
+        if entry.step == "decided":
+            if self.status().interval_ms != entry.to_interval_ms:
+                entry = self._journal.advance(entry.retune_id, "abandoned", self._wall_ms(),
+                                              note="the patch never happened; the deployment is untouched")
+                return RetuneOutcome(entry, job, "abandoned", None)
+            entry = self._journal.advance(entry.retune_id, "resubmitted", self._wall_ms(),
+                                          note="found the patch applied")
+        return self._await(entry, job, start)
+
+    def _await(self, entry: Retune, job: TunedJob, start: float) -> RetuneOutcome:
+        target = entry.to_interval_ms
+        deadline = self._clock() + self._timeout_s
+        status = self.status()
+        while not self._upgraded(status, target):
+            if status.lifecycle_state in FAILED:
+                return self._roll_back(entry, job, status)
+            if self._clock() >= deadline:
+                raise DeploymentFailed(
+                    f"FlinkDeployment {self._namespace}/{self._name} not upgraded to {format_interval(target)} after "
+                    f"{self._timeout_s:.0f} s (lifecycle {status.lifecycle_state or '?'}, job {status.job_state or '?'}"
+                    f"{', error: ' + status.error[:200] if status.error else ''}); run `chronos tune` again to keep waiting")
+            self._sleep(self._poll_s)
+            status = self.status()
+        downtime = self._clock() - start
+        job_id = status.job_id or job.job_id
+        if self._interval_in_force is not None:
+            in_force = self._interval_in_force(job_id)
+            if in_force != target:
+                raise DeploymentFailed(f"job {job_id} runs with interval {format_interval(in_force)}, not the "
+                                       f"{format_interval(target)} patched into {self._name}")
+        entry = self._journal.advance(entry.retune_id, "verified", self._wall_ms(), new_job_id=job_id,
+                                      downtime_s=downtime)
+        new = TunedJob(job_id, job.spec, replace(job.settings, interval_ms=target))
+        return RetuneOutcome(entry, new, "verified", downtime)
+
+    @staticmethod
+    def _upgraded(status: DeploymentStatus, target_ms: int) -> bool:
+        return (status.reconciled_interval_ms == target_ms and status.lifecycle_state in SETTLED
+                and status.job_state == "RUNNING")
+
+    def _roll_back(self, entry: Retune, job: TunedJob, status: DeploymentStatus) -> RetuneOutcome:
+        """The operator could not run the new spec: put the previous interval back in the spec."""
+        self._api.patch_configuration(self._namespace, self._name,
+                                      {INTERVAL_KEY: format_interval(entry.from_interval_ms)})
+        step: Literal["rolled-back"] = "rolled-back"
+        entry = self._journal.advance(entry.retune_id, step, self._wall_ms(),
+                                      note=f"rollback: operator reported {status.lifecycle_state}"
+                                           f"{': ' + status.error[:300] if status.error else ''}; "
+                                           f"interval {format_interval(entry.from_interval_ms)} patched back")
+        return RetuneOutcome(entry, job, step, None)

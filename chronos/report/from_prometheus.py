@@ -1,0 +1,75 @@
+"""The views filled from a Prometheus server's HTTP API (query_range), with the same PromQL the
+Grafana panels run, so the PNGs show what Grafana would."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from chronos.errors import InvalidInput
+from chronos.metrics.views import Annotation, Dashboard, View, promql
+from chronos.report.curves import Curve, Marker, Panel, legend
+
+
+@dataclass(frozen=True)
+class Window:
+    start_s: float
+    end_s: float
+    step_s: float
+
+    @property
+    def range(self) -> str:
+        return f"{max(1, round(self.end_s - self.start_s))}s"
+
+    @property
+    def rate_interval(self) -> str:
+        return f"{max(4 * self.step_s, 30):g}s"
+
+
+class PrometheusViews:
+    def __init__(self, url: str, client: httpx.Client) -> None:
+        self._url = url.rstrip("/")
+        self._client = client
+
+    def query_range(self, query: str, window: Window) -> list[dict[str, Any]]:
+        try:
+            reply = self._client.get(f"{self._url}/api/v1/query_range", params={
+                "query": query, "start": window.start_s, "end": window.end_s, "step": window.step_s})
+        except httpx.HTTPError as exc:
+            raise InvalidInput(f"cannot reach Prometheus at {self._url}: {exc}") from exc
+        body = reply.json() if reply.headers.get("content-type", "").startswith("application/json") else {}
+        if reply.status_code != 200 or body.get("status") != "success":
+            raise InvalidInput(f"Prometheus at {self._url} refused {query!r}: "
+                               f"{body.get('error', reply.text[:200])}")
+        result: list[dict[str, Any]] = body["data"]["result"]
+        return result
+
+    def panel(self, view: View, job_name: str, window: Window) -> Panel:
+        curves = []
+        for series in view.series:
+            query = promql(series.expr, job_name, window.rate_interval, window.range)
+            for found in self.query_range(query, window):
+                points = [(float(t), float(v)) for t, v in found["values"] if math.isfinite(float(v))]
+                curves.append(Curve(legend(series.legend, found["metric"]), tuple(t for t, _ in points),
+                                    tuple(v for _, v in points)))
+        return Panel(view, tuple(curves), "" if curves else "no data in the range")
+
+    def markers(self, annotation: Annotation, job_name: str, window: Window) -> list[Marker]:
+        """One marker where each run of a true annotation query starts (Grafana draws the same)."""
+        markers = []
+        for found in self.query_range(promql(annotation.expr, job_name), window):
+            previous = None
+            for t, _ in found["values"]:
+                t = float(t)
+                if previous is None or t - previous > window.step_s * 1.5:
+                    markers.append(Marker(t, legend(annotation.text, found["metric"]), annotation.color))
+                previous = t
+        return markers
+
+    def dashboard(self, spec: Dashboard, job_name: str, window: Window) -> tuple[list[Panel], list[Marker]]:
+        panels = [self.panel(view, job_name, window) for view in spec.views]
+        markers = [m for a in spec.annotations for m in self.markers(a, job_name, window)]
+        return panels, markers

@@ -1,0 +1,188 @@
+"""The Helm chart: it lints, renders for the default and for non-default values, every rendered
+manifest passes the Kubernetes schema (kubernetes-validate, offline, strict), RBAC grants only what
+the mode needs, the values schema refuses bad values, the dashboards it ships are the generated ones,
+and every flag it passes to `chronos tune` exists. helm is the binary scripts/setup.sh installs."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import kubernetes_validate
+import pytest
+import yaml
+
+from chronos.metrics.grafana import render
+from chronos.metrics.views import DASHBOARDS
+
+ROOT = Path(__file__).resolve().parents[2]
+CHART = ROOT / "helm" / "chronos"
+KUBERNETES = "1.30.0"
+REST_MODE = """
+target:
+  flinkDeployment: ""
+  restUrl: http://flink-jobmanager:8081
+  jobId: 0123456789abcdef0123456789abcdef
+  jobFile:
+    name: fleet
+    program: {jar: /opt/jobs/fleet.jar, entry-class: com.example.Fleet}
+    io: {bootstrap: "kafka:9092", input-topic: events, output-topic: results}
+  reporterUrls: [http://flink-taskmanager:9249/metrics]
+qos: {latencyP99: 800ms, recovery: 2min}
+policy: {strategy: daly}
+dryRun: true
+chaos: {enabled: true}
+storage: {persistence: {enabled: false}}
+metrics: {serviceMonitor: {enabled: true, labels: {release: kube-prometheus}}}
+dashboards: {enabled: false}
+"""
+# The parts of the Prometheus Operator's ServiceMonitor CRD the chart uses (its full CRD schema is not
+# on any registry this machine reaches; kubernetes-validate knows only built-in kinds).
+SERVICE_MONITOR = {
+    "type": "object", "required": ["apiVersion", "kind", "metadata", "spec"],
+    "properties": {
+        "apiVersion": {"const": "monitoring.coreos.com/v1"},
+        "spec": {
+            "type": "object", "required": ["selector", "endpoints"], "additionalProperties": False,
+            "properties": {
+                "selector": {"type": "object", "properties": {"matchLabels": {"type": "object"}}},
+                "endpoints": {"type": "array", "minItems": 1, "items": {
+                    "type": "object", "additionalProperties": False,
+                    "properties": {"port": {"type": "string"}, "path": {"type": "string"},
+                                   "interval": {"type": "string", "pattern": "^[0-9]+(ms|s|m|h)$"}}}},
+            },
+        },
+    },
+}
+
+
+def helm() -> str:
+    found = shutil.which("helm", path=str(Path(sys.executable).parent)) or shutil.which("helm")
+    if found is None:
+        pytest.fail("helm is not installed; run scripts/setup.sh (it installs .venv/bin/helm)")
+    return found
+
+
+def run_helm(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([helm(), *args], capture_output=True, text=True, timeout=60)
+
+
+def rendered(tmp_path: Path, values: str | None = None, *sets: str) -> list[dict[str, Any]]:
+    extra: list[str] = []
+    if values is not None:
+        file = tmp_path / "values.yaml"
+        file.write_text(values)
+        extra = ["-f", str(file)]
+    result = run_helm("template", "rel", str(CHART), "-n", "streaming", *extra, *(a for s in sets for a in ("--set", s)))
+    assert result.returncode == 0, result.stderr
+    return [d for d in yaml.safe_load_all(result.stdout) if d]
+
+
+def by_kind(manifests: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    return [m for m in manifests if m["kind"] == kind]
+
+
+def validate_all(manifests: list[dict[str, Any]]) -> None:
+    for manifest in manifests:
+        if manifest["kind"] == "ServiceMonitor":
+            jsonschema.validate(manifest, SERVICE_MONITOR)
+        else:
+            kubernetes_validate.validate(manifest, KUBERNETES, strict=True)
+
+
+def tune_args(manifests: list[dict[str, Any]]) -> list[str]:
+    container = by_kind(manifests, "Deployment")[0]["spec"]["template"]["spec"]["containers"][0]
+    args: list[str] = container["args"]
+    return args
+
+
+def test_the_chart_lints_with_default_and_non_default_values(tmp_path: Path) -> None:
+    assert run_helm("lint", str(CHART), "--strict").returncode == 0
+    file = tmp_path / "rest.yaml"
+    file.write_text(REST_MODE)
+    result = run_helm("lint", str(CHART), "--strict", "-f", str(file))
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_default_values_render_a_valid_operator_mode_release(tmp_path: Path) -> None:
+    manifests = rendered(tmp_path)
+    validate_all(manifests)
+    assert sorted(m["kind"] for m in manifests) == ["ConfigMap", "ConfigMap", "Deployment", "PersistentVolumeClaim",
+                                                    "Role", "RoleBinding", "Service", "ServiceAccount"]
+    args = tune_args(manifests)
+    assert "--flink-deployment=my-flink-job" in args and "--rest-url=http://my-flink-job-rest:8081" in args
+    assert "--db=/data/chronos.db" in args and "--metrics-address=0.0.0.0" in args and "--dry-run" not in args
+    spec = by_kind(manifests, "Deployment")[0]["spec"]
+    assert spec["replicas"] == 1 and spec["strategy"]["type"] == "Recreate", "never two tuners on one job"
+    volumes = {v["name"]: v for v in spec["template"]["spec"]["volumes"]}
+    assert volumes["data"]["persistentVolumeClaim"]["claimName"] == "rel-chronos-data"
+
+
+def test_operator_mode_may_only_get_and_patch_its_own_flinkdeployment(tmp_path: Path) -> None:
+    role = by_kind(rendered(tmp_path), "Role")[0]
+    assert role["rules"] == [{"apiGroups": ["flink.apache.org"], "resources": ["flinkdeployments"],
+                              "resourceNames": ["my-flink-job"], "verbs": ["get", "patch"]}]
+
+
+def test_rest_mode_with_chaos_monitor_and_dry_run_renders_what_it_says(tmp_path: Path) -> None:
+    manifests = rendered(tmp_path, REST_MODE)
+    validate_all(manifests)
+    kinds = sorted(m["kind"] for m in manifests)
+    assert "PersistentVolumeClaim" not in kinds and "ServiceMonitor" in kinds
+    assert kinds.count("ConfigMap") == 1, "dashboards disabled"
+    args = tune_args(manifests)
+    assert "--job=0123456789abcdef0123456789abcdef" in args and "--rest-url=http://flink-jobmanager:8081" in args
+    assert "--dry-run" in args and "--strategy=daly" in args and "--latency-p99=800ms" in args
+    assert "--reporter-url=http://flink-taskmanager:9249/metrics" in args
+    pod = by_kind(manifests, "Deployment")[0]["spec"]["template"]["spec"]
+    assert pod["initContainers"][0]["name"] == "adopt", "a job chronos did not submit is adopted once"
+    assert {"name": "data", "emptyDir": {}} in pod["volumes"]
+    role = by_kind(manifests, "Role")[0]
+    assert role["rules"] == [{"apiGroups": [""], "resources": ["pods"], "verbs": ["list", "delete"]}]
+    monitor = by_kind(manifests, "ServiceMonitor")[0]
+    assert monitor["metadata"]["labels"]["release"] == "kube-prometheus"
+
+
+def test_no_role_at_all_when_nothing_needs_the_kubernetes_api(tmp_path: Path) -> None:
+    manifests = rendered(tmp_path, REST_MODE, "chaos.enabled=false")
+    assert not by_kind(manifests, "Role") and not by_kind(manifests, "RoleBinding")
+
+
+def test_every_flag_the_chart_passes_exists_on_chronos_tune(tmp_path: Path) -> None:
+    help_text = subprocess.run([sys.executable, "-m", "chronos.cli.main", "tune", "--help"], capture_output=True,
+                               text=True, env={"COLUMNS": "300", "PATH": "/usr/bin:/bin"}, timeout=60).stdout
+    flags = {a.split("=")[0] for m in (rendered(tmp_path), rendered(tmp_path, REST_MODE)) for a in tune_args(m)
+             if a.startswith("--")}
+    missing = [f for f in sorted(flags) if not re.search(rf"{re.escape(f)}\b", help_text)]
+    assert not missing, f"not options of chronos tune: {missing}"
+
+
+def test_the_dashboards_configmap_carries_the_generated_dashboards_for_the_sidecar(tmp_path: Path) -> None:
+    maps = [m for m in by_kind(rendered(tmp_path), "ConfigMap") if m["metadata"]["name"].endswith("-dashboards")]
+    assert maps and maps[0]["metadata"]["labels"]["grafana_dashboard"] == "1"
+    data = maps[0]["data"]
+    assert set(data) == {f"{d.uid}.json" for d in DASHBOARDS}
+    for spec in DASHBOARDS:
+        assert json.loads(data[f"{spec.uid}.json"]) == json.loads(render(spec))
+
+
+@pytest.mark.parametrize(("setting", "complaint"), [
+    ("qos.recovery=fast", "recovery"),
+    ("policy.strategy=magic", "strategy"),
+    ("metrics.port=80", "port"),
+    ("nosuchkey=1", "nosuchkey"),
+])
+def test_the_values_schema_refuses_bad_values(setting: str, complaint: str) -> None:
+    result = run_helm("template", "rel", str(CHART), "--set", setting)
+    assert result.returncode != 0 and complaint in result.stderr, result.stderr
+
+
+def test_a_release_without_a_target_is_refused_in_one_line() -> None:
+    result = run_helm("template", "rel", str(CHART), "--set", "target.flinkDeployment=")
+    assert result.returncode != 0 and "set target.flinkDeployment, or target.restUrl and target.jobId" in result.stderr
