@@ -11,6 +11,7 @@ chronos stack up
 chronos job submit demo --interval 10s
 chronos observe run --background
 chronos load run --rate 2000 --vehicles 2000 --background
+chronos prometheus up --port 0 || echo "(Prometheus not started; the demo goes on without it)"
 echo "letting the job run for 40 s under load ..."
 sleep 40
 chronos status
@@ -20,5 +21,8 @@ Next:
   .venv/bin/chronos status                           # again, or with --json
   .venv/bin/chronos job list
   .venv/bin/chronos job retune <JOB_ID> --interval 5s  # stop-with-savepoint, restart with 5 s
-  .venv/bin/chronos stack down                       # stop everything
+  .venv/bin/chronos profile run ... ; chronos tune --latency-p99 1s --recovery 60s   # README "Tuning"
+  .venv/bin/chronos report --prometheus <URL above> --out report/   # the dashboards' views as PNGs
+  Grafana: add the Prometheus above as a data source, import helm/chronos/dashboards/*.json
+  .venv/bin/chronos stack down                       # stop everything (Prometheus too)
 TXT

@@ -94,10 +94,12 @@ def stack_fetch(
 
 @stack_app.command("down")
 def stack_down(stack_dir: StackDir = None) -> None:
-    """Stop every process of the stack (gracefully, then forcefully). Safe to repeat."""
+    """Stop every process of the stack (gracefully, then forcefully), and its Prometheus. Safe to repeat."""
     from chronos.stack.local_stack import down
+    from chronos.stack.prometheus_server import stop_local_prometheus
 
     with err.status("stopping the stack"):
+        stop_local_prometheus(_stack_dir(stack_dir))
         stopped = down(_stack_dir(stack_dir))
     out.print(f"stopped: {', '.join(stopped)}" if stopped else "nothing was running")
 

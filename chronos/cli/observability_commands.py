@@ -86,9 +86,10 @@ def report(
         boards, name = _from_store((db or stack_dir_of(stack_dir) / "profiles.db").expanduser(), job, start, end)
     for spec in DASHBOARDS:
         panels, markers = boards[spec.uid]
-        written.append(dashboard_png(f"{spec.title} — {name}", panels, markers, out_dir / f"{spec.uid}.png"))
+        span = (start, end)
+        written.append(dashboard_png(f"{spec.title} — {name}", panels, markers, out_dir / f"{spec.uid}.png", span))
         for panel in panels:
-            written.append(view_png(panel, markers, out_dir / spec.uid / f"{panel.view.key}.png"))
+            written.append(view_png(panel, markers, out_dir / spec.uid / f"{panel.view.key}.png", span))
             if panel.empty:
                 empty.append(f"{panel.view.key}: {panel.note}")
     if as_json:

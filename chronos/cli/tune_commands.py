@@ -150,6 +150,7 @@ def tune(
             display.message(f"tuning {record.spec.name} ({record.job_id}) at {record.settings.interval_ms / 1000:g} s: "
                             f"p99 <= {policy.latency_p99_ms:g} ms, recovery <= {policy.recovery_s:g} s, "
                             f"strategy {policy.strategy}{', dry run' if dry_run else ''}")
+            display.watching(tuned)
             display.describe_models(book.models)
             loop.finish_pending()
             loop.run(stop, run_for)

@@ -60,6 +60,10 @@ class TuneDisplay:
             self.live.update(self._render())
             self.live.stop()
 
+    def watching(self, job: TunedJob) -> None:
+        """The job is known before its first reading: the model errors are exported from the start."""
+        self._screen.job = job
+
     def describe_models(self, models: JobModels) -> None:
         parts = []
         for name, model in (("recovery", models.recovery), ("latency", models.latency),

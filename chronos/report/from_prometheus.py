@@ -29,6 +29,11 @@ class Window:
         return f"{max(4 * self.step_s, 30):g}s"
 
 
+def _job_run(labels: dict[str, str]) -> str:
+    """Flink's series of one pipeline split by job id (one per retune): name the run."""
+    return f"job {labels['job_id'][:8]}" if "job_id" in labels else ""
+
+
 class PrometheusViews:
     def __init__(self, url: str, client: httpx.Client) -> None:
         self._url = url.rstrip("/")
@@ -53,7 +58,10 @@ class PrometheusViews:
             query = promql(series.expr, job_name, window.rate_interval, window.range)
             for found in self.query_range(query, window):
                 points = [(float(t), float(v)) for t, v in found["values"] if math.isfinite(float(v))]
-                curves.append(Curve(legend(series.legend, found["metric"]), tuple(t for t, _ in points),
+                # One job per report: its name is the title, not part of every legend.
+                labels = {k: v for k, v in found["metric"].items() if k != "job_name"}
+                label = legend(series.legend, labels) or _job_run(labels)
+                curves.append(Curve(label, tuple(t for t, _ in points),
                                     tuple(v for _, v in points)))
         return Panel(view, tuple(curves), "" if curves else "no data in the range")
 

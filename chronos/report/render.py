@@ -32,7 +32,7 @@ def _when(t: float) -> float:
     return float(mdates.date2num(dt.datetime.fromtimestamp(t, tz=dt.UTC)))  # type: ignore[no-untyped-call]
 
 
-def _draw(ax: Axes, panel: Panel, markers: Sequence[Marker]) -> None:
+def _draw(ax: Axes, panel: Panel, markers: Sequence[Marker], span: tuple[float, float] | None = None) -> None:
     view = panel.view
     ax.set_title(view.title, fontsize=10, loc="left")
     if panel.empty:
@@ -45,6 +45,7 @@ def _draw(ax: Axes, panel: Panel, markers: Sequence[Marker]) -> None:
         ax.barh([c.label for c in curves], [c.values[-1] for c in curves], color="tab:blue")
         for y, c in enumerate(curves):
             ax.text(c.values[-1], y, f" {c.values[-1]:.3g}", va="center", fontsize=8)
+        ax.set_xlim(0, max(1.0, max(c.values[-1] for c in curves) * 1.25))
         ax.tick_params(labelsize=8)
         _units(ax, view.unit, axis="x")
         return
@@ -56,6 +57,10 @@ def _draw(ax: Axes, panel: Panel, markers: Sequence[Marker]) -> None:
                     drawstyle="steps-post")
     for marker in markers:
         ax.axvline(_when(marker.at_s), color=marker.color, linestyle="--", linewidth=0.9, alpha=0.8)
+    if span is not None:
+        ax.set_xlim(_when(span[0]), _when(span[1]))  # every panel over the same range, as in Grafana
+    if all(v >= 0 for c in panel.curves for v in c.values):
+        ax.set_ylim(bottom=0)
     ax.xaxis.set_major_formatter(mdates.DateFormatter("%H:%M:%S"))  # type: ignore[no-untyped-call]
     ax.tick_params(labelsize=8)
     ax.grid(alpha=0.3)
@@ -75,7 +80,8 @@ def _units(ax: Axes, unit: str, axis: str) -> None:
         target.set_label_text("events/s", fontsize=8)
 
 
-def dashboard_png(title: str, panels: Sequence[Panel], markers: Sequence[Marker], path: Path) -> Path:
+def dashboard_png(title: str, panels: Sequence[Panel], markers: Sequence[Marker], path: Path,
+                  span: tuple[float, float] | None = None) -> Path:
     """The panels two to a row (a full-width view takes a row), as a Grafana dashboard lays them out."""
     rows: list[list[Panel]] = []
     for panel in panels:
@@ -87,8 +93,8 @@ def dashboard_png(title: str, panels: Sequence[Panel], markers: Sequence[Marker]
     grid = fig.add_gridspec(len(rows), 2)
     for r, row in enumerate(rows):
         for c, panel in enumerate(row):
-            span = slice(0, 2) if len(row) == 1 else c
-            _draw(fig.add_subplot(grid[r, span]), panel, markers)
+            columns = slice(0, 2) if len(row) == 1 else c
+            _draw(fig.add_subplot(grid[r, columns]), panel, markers, span)
     fig.suptitle(title, fontsize=13, x=0.01, ha="left")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -97,9 +103,9 @@ def dashboard_png(title: str, panels: Sequence[Panel], markers: Sequence[Marker]
     return path
 
 
-def view_png(panel: Panel, markers: Sequence[Marker], path: Path) -> Path:
+def view_png(panel: Panel, markers: Sequence[Marker], path: Path, span: tuple[float, float] | None = None) -> Path:
     fig, ax = plt.subplots(figsize=(8, 3.4), dpi=110)
-    _draw(ax, panel, markers)
+    _draw(ax, panel, markers, span)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path)

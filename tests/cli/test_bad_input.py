@@ -113,3 +113,25 @@ def test_profile_report_of_an_unknown_profile(tmp_path: Path) -> None:
     (tmp_path / "broken.db").write_text("garbage " * 200)
     assert_one_line_error(chronos("profile", "report", "--db", str(tmp_path / "broken.db"), *sd),
                           "is not a chronos profile database")
+
+
+def test_tune_of_a_flinkdeployment_without_its_job_file_or_a_cluster(tmp_path: Path) -> None:
+    sd = ["--stack-dir", str(tmp_path), "--latency-p99", "1s", "--recovery", "60s", "--db", str(tmp_path / "c.db")]
+    assert_one_line_error(chronos("tune", "--flink-deployment", "fleet", *sd), "needs --job-file")
+    job = tmp_path / "job.yaml"
+    job.write_text("name: fleet\nio: {bootstrap: 'kafka:9092', input-topic: a, output-topic: b}\n")
+    no_cluster = {"KUBECONFIG": str(tmp_path / "none"), "HOME": str(tmp_path)}
+    assert_one_line_error(chronos("tune", "--flink-deployment", "fleet", "--job-file", str(job),
+                                  "--rest-url", "http://127.0.0.1:9", *sd, env=no_cluster), "no Kubernetes credentials")
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text("""apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:9"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: x, context: {cluster: c, user: u}}]
+current-context: x
+""")
+    unreachable = {"KUBECONFIG": str(kubeconfig), "HOME": str(tmp_path)}
+    assert_one_line_error(chronos("tune", "--flink-deployment", "fleet", "--job-file", str(job),
+                                  "--rest-url", "http://127.0.0.1:9", *sd, env=unreachable, timeout=180),
+                          "cannot reach Kubernetes to get FlinkDeployment default/fleet")
