@@ -80,6 +80,8 @@ def _choose(evaluation: Evaluation, policy: TunePolicy) -> tuple[Assessment | No
         return None, wanted, True, "none", f"{policy.strategy}: checkpoint cost {cost:.2f} s, MTBF {mtbf:,.0f} s"
     if evaluation.current.recovery is None and evaluation.current.latency is None:
         return None, None, True, "unknown", "no models yet: run `chronos profile run`, or let live failures teach it"
+    if policy.strategy == "khaos":
+        return _khaos(candidates)
     feasible = [c for c in candidates if c.ok]
     if feasible:
         # Least overhead; without any cost figure (or on a tie) the longest interval, which is the same
@@ -91,6 +93,22 @@ def _choose(evaluation: Evaluation, policy: TunePolicy) -> tuple[Assessment | No
     rec, lat = chosen.recovery_ratio or 0.0, chosen.latency_ratio or 0.0
     binding = "recovery" if rec > lat else "latency"
     return chosen, chosen.interval_s, False, binding, "best compromise: no interval meets both targets"
+
+
+def _khaos(candidates: tuple[Assessment, ...]) -> tuple[Assessment | None, float | None, bool, Binding, str]:
+    """Khaos (FedCSIS 2022): among intervals whose predicted latency and recovery both stay under their
+    targets (ratios < 1), the least latR + recR + |latR - recR|: balanced use of both budgets. With no
+    such interval it does not move."""
+    def ratios(c: Assessment) -> tuple[float, float]:
+        return c.latency_ratio or 0.0, c.recovery_ratio or 0.0
+
+    feasible = [c for c in candidates if max(ratios(c)) < 1.0]
+    if not feasible:
+        return None, None, False, "unknown", "khaos: no interval with both ratios below 1"
+    chosen = min(feasible, key=lambda c: (sum(ratios(c)) + abs(ratios(c)[0] - ratios(c)[1]), -c.interval_s))
+    lat, rec = ratios(chosen)
+    return chosen, chosen.interval_s, True, _binding(chosen, candidates), \
+        f"khaos: latR {lat:.2f} + recR {rec:.2f} + |diff| = {lat + rec + abs(lat - rec):.2f}, least"
 
 
 def decide(evaluation: Evaluation, policy: TunePolicy, now_s: float) -> Decision:

@@ -73,15 +73,17 @@ class FittedModel:
 
 
 def fit_best(observations: Sequence[Observation], *, seed: int = 0, coverage: float = 0.8,
-             folds: int = 5) -> FittedModel:
-    """Cross-validate every family, keep the one with the least held-out MAPE, refit it on all data."""
+             folds: int = 5, families: Sequence[str] | None = None) -> FittedModel:
+    """Cross-validate every family (or the ones named), keep the one with the least held-out MAPE,
+    refit it on all data. `families=("linear",)` is Khaos's model, for the Khaos-style baseline."""
     with warnings.catch_warnings():
         # A GP whose noise level hits its bound on clean data still predicts well; the held-out error says how well.
         warnings.simplefilter("ignore", ConvergenceWarning)
-        return _fit_best(observations, seed, coverage, folds)
+        return _fit_best(observations, seed, coverage, folds, families)
 
 
-def _fit_best(observations: Sequence[Observation], seed: int, coverage: float, folds: int) -> FittedModel:
+def _fit_best(observations: Sequence[Observation], seed: int, coverage: float, folds: int,
+              families: Sequence[str] | None) -> FittedModel:
     if len(observations) < 4:
         raise ValueError(f"need at least 4 observations to fit and validate a model, got {len(observations)}")
     x = _features([o.interval_s for o in observations], [o.rate for o in observations])
@@ -89,7 +91,13 @@ def _fit_best(observations: Sequence[Observation], seed: int, coverage: float, f
     k = min(folds, len(observations))
     splits = list(KFold(n_splits=k, shuffle=True, random_state=seed).split(x))
     scores: dict[str, tuple[float, NDArray[np.float64]]] = {}
-    for name, make in _families(seed).items():
+    known = _families(seed)
+    unknown = set(families or ()) - set(known)
+    if unknown:
+        raise ValueError(f"unknown model families {sorted(unknown)}; known: {sorted(known)}")
+    for name, make in known.items():
+        if families is not None and name not in families:
+            continue
         predicted = np.empty_like(y)
         for train, test in splits:
             model = clone(make()).fit(x[train], y[train])
@@ -106,10 +114,10 @@ def _fit_best(observations: Sequence[Observation], seed: int, coverage: float, f
 
 
 def fit_grid(observations: Sequence[Observation], seed: int = 0, points: tuple[int, int] = (160, 64),
-             interval_range_s: tuple[float, float] = (0.2, 1800.0)) -> GridModel:
+             interval_range_s: tuple[float, float] = (0.2, 1800.0), families: Sequence[str] | None = None) -> GridModel:
     """fit_best, then its predictions tabulated (rates up to twice the highest observed): what a
     child process hands back to the tuner, which then needs numpy only."""
-    model = fit_best(observations, seed=seed)
+    model = fit_best(observations, seed=seed, families=families)
     log_intervals = np.linspace(np.log(interval_range_s[0]), np.log(interval_range_s[1]), points[0])
     rates = np.linspace(0.0, max(1000.0, 2 * max(o.rate for o in observations)), points[1])
     li, rr = np.meshgrid(log_intervals, rates, indexing="ij")

@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-Strategy = Literal["chronos", "static", "young", "daly"]
+Strategy = Literal["chronos", "static", "young", "daly", "khaos"]
 
 
 class TunePolicy(BaseModel):
@@ -22,7 +22,8 @@ class TunePolicy(BaseModel):
     recovery_s: float = Field(gt=0, description="Target: time from a failure back to steady state, in s.")
     strategy: Strategy = Field(
         "chronos", description="chronos (models + targets), or a baseline: static, young, daly (Young/Daly from "
-                               "the measured checkpoint cost and the MTBF of the failures seen).")
+                               "the measured checkpoint cost and the MTBF of the failures seen), khaos (Khaos's "
+                               "linear models and objective: least latR + recR + |latR - recR| with both below 1).")
     static_interval_s: float | None = Field(None, gt=0, description="The interval the static strategy holds.")
     interval_min_s: float = Field(1.0, gt=0, description="Shortest interval ever chosen.")
     interval_max_s: float = Field(120.0, gt=0, description="Longest interval ever chosen.")

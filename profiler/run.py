@@ -162,6 +162,8 @@ def execute_run(
         if load_thread is not None:
             load_thread.join(30)
         client.close()
+        # The copy's cluster goes first: a job still running (an interrupted run is not cancelled) keeps asking
+        # the broker for its topics' metadata, and the broker auto-creates a topic deleted under it.
+        pool.release(cluster)
         with contextlib.suppress(Exception):  # the broker is the live stack's: its health is not this run's to report
             delete_topics(cluster.bootstrap, [copy.input_topic, copy.output_topic])
-        pool.release(cluster)

@@ -45,7 +45,7 @@ def tune(
     job: Annotated[str | None, typer.Option(help="Flink job id \\[default: the single running job chronos submitted].")] = None,
     latency_p99: Annotated[str | None, typer.Option(help="Target p99 end-to-end latency, e.g. 1s, 800ms.")] = None,
     recovery: Annotated[str | None, typer.Option(help="Target recovery time after a failure, e.g. 60s.")] = None,
-    strategy: Annotated[str | None, typer.Option(help="chronos | static | young | daly \\[default: chronos].")] = None,
+    strategy: Annotated[str | None, typer.Option(help="chronos | static | young | daly | khaos \\[default: chronos].")] = None,
     static_interval: Annotated[str | None, typer.Option(help="The interval the static strategy holds.")] = None,
     interval_min: Annotated[str | None, typer.Option(help="Shortest interval to choose \\[default: 1s].")] = None,
     interval_max: Annotated[str | None, typer.Option(help="Longest interval to choose \\[default: 2min].")] = None,
@@ -126,7 +126,7 @@ def tune(
 
             retuner = Retuner(wiring.job_control(client, sd), journal, on_replaced=replaced,
                               pause_after_savepoint_s=pause_after_savepoint)
-        book = wiring.model_book(db_path, record.spec.name, journal)
+        book = wiring.model_book(db_path, record.spec.name, journal, policy.strategy)
         tuned = TunedJob(record.job_id, record.spec, record.settings)
         collector = wiring.tune_collector(client, sd, record, policy.latency_window_s, reporter_url)
         loop = TuneLoop(tuned, policy, collector, retuner, journal, book, display, settings)

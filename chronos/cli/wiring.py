@@ -258,10 +258,11 @@ def deployment_to_tune(client: FlinkRestClient, deployment: str, namespace: str,
     return JobRecord(status.job_id, spec, CheckpointSettings(interval), io=io), realizer
 
 
-def model_book(db: Path, job_name: str, journal: TuneJournal) -> ModelBook:
-    """Models from every profile of this job in the database, plus the live recoveries seen so far."""
+def model_book(db: Path, job_name: str, journal: TuneJournal, strategy: str = "chronos") -> ModelBook:
+    """Models from every profile of this job in the database, plus the live recoveries seen so far
+    (Khaos's linear models for the Khaos-style strategy, the best held-out family otherwise)."""
     from chronos.optimizer.model_values import Observation
-    from chronos.tune.fitting import ProfileObservations, profile_observations
+    from chronos.tune.fitting import ProfileObservations, fit_in_child, linear_only, profile_observations
 
     observations = ProfileObservations((), (), ())
     if db.exists():
@@ -273,4 +274,5 @@ def model_book(db: Path, job_name: str, journal: TuneJournal) -> ModelBook:
         observations = profile_observations(runs)
     live = [Observation(r.interval_ms / 1000, r.rate, r.recovery_s) for r in journal.recoveries(job_name)
             if r.recovery_s is not None and r.interval_ms]
-    return ModelBook(observations, live)
+    khaos = strategy == "khaos"
+    return ModelBook(observations, live, fitter=linear_only if khaos else fit_in_child, learn_online=not khaos)

@@ -44,32 +44,39 @@ def profile_observations(runs: Sequence[ProfileRun]) -> ProfileObservations:
     return ProfileObservations(tuple(recovery), tuple(latency), tuple(checkpoint))
 
 
-def _fit_grid(observations: list[Observation], seed: int) -> Model:
+def _fit_grid(observations: list[Observation], seed: int, families: tuple[str, ...] | None) -> Model:
     """Runs in the child: only there is the fitting library imported."""
     from chronos.optimizer.models import fit_grid
 
-    return fit_grid(observations, seed)
+    return fit_grid(observations, seed, families=families)
 
 
-def fit_in_child(observations: Sequence[Observation], seed: int) -> Model:
+def linear_only(observations: Sequence[Observation], seed: int) -> Model:
+    """Khaos's models (ordinary least squares on interval and rate), for the Khaos-style strategy."""
+    return fit_in_child(observations, seed, families=("linear",))
+
+
+def fit_in_child(observations: Sequence[Observation], seed: int, families: tuple[str, ...] | None = None) -> Model:
     """Fit in a short-lived child process and bring back a numpy table of its predictions: the tuner
     runs for days, and scikit-learn (with scipy and pandas) would hold ~150 MB of it for one fit."""
     with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
-        return pool.submit(_fit_grid, list(observations), seed).result(timeout=600)
+        return pool.submit(_fit_grid, list(observations), seed, families).result(timeout=600)
 
 
 class ModelBook:
     """The current models, refitted when a live recovery is added."""
 
     def __init__(self, profile: ProfileObservations, live_recoveries: Sequence[Observation] = (), seed: int = 0,
-                 fitter: Fitter = fit_in_child) -> None:
+                 fitter: Fitter = fit_in_child, learn_online: bool = True) -> None:
         self._profile = profile
+        self._learn_online = learn_online  # Khaos fitted once, on its profile
         self._live = list(live_recoveries)
         self._seed = seed
         self._fitter = fitter
         self._latency = self._fit(profile.latency)
         self._checkpoint = self._fit(profile.checkpoint)
-        self.models = JobModels(self._fit([*profile.recovery, *self._live]), self._latency, self._checkpoint)
+        self.models = JobModels(self._fit([*profile.recovery, *(self._live if learn_online else ())]), self._latency,
+                                self._checkpoint)
 
     def _fit(self, observations: Sequence[Observation]) -> Model | None:
         return self._fitter(observations, self._seed) if len(observations) >= MIN_OBSERVATIONS else None
@@ -79,6 +86,8 @@ class ModelBook:
         return len(self._live)
 
     def add_recovery(self, observation: Observation) -> JobModels:
+        if not self._learn_online:
+            return self.models
         self._live.append(observation)
         self.models = JobModels(self._fit([*self._profile.recovery, *self._live]), self._latency, self._checkpoint)
         return self.models

@@ -135,3 +135,7 @@ current-context: x
     assert_one_line_error(chronos("tune", "--flink-deployment", "fleet", "--job-file", str(job),
                                   "--rest-url", "http://127.0.0.1:9", *sd, env=unreachable, timeout=180),
                           "cannot reach Kubernetes to get FlinkDeployment default/fleet")
+
+
+def test_prometheus_without_a_stack(tmp_path: Path) -> None:
+    assert_one_line_error(chronos("prometheus", "up", "--stack-dir", str(tmp_path)), "no stack in", "chronos stack up")

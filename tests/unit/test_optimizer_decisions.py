@@ -170,3 +170,31 @@ def test_overhead_comes_from_the_checkpoint_model_when_there_is_one() -> None:
     live_only = evaluate(history(10, 3000), models(), POLICY)
     assert live_only.current.overhead == pytest.approx(0.5 / 10), "without a model: the live median over the interval"
     assert "checkpointing" in decide(evaluation, POLICY, now_s=10_000).explain()
+
+
+KHAOS = TunePolicy(latency_p99_ms=1500, recovery_s=60, strategy="khaos", startup_grace_s=0, cooldown_s=0,
+                   safety_margin=0.0, conservative=False, calibrate_latency=False, min_change_rel=0.0,
+                   min_change_abs_s=5.0)
+
+
+def test_khaos_balances_the_two_ratios_among_intervals_that_meet_both() -> None:
+    evaluation = evaluate(history(30, 2000), models(), KHAOS)
+    decision = decide(evaluation, KHAOS, now_s=10_000)
+    assert decision.chosen is not None and decision.strategy == "khaos"
+
+    def objective(c):  # type: ignore[no-untyped-def]
+        lat, rec = c.latency_ratio, c.recovery_ratio
+        return lat + rec + abs(lat - rec)
+
+    feasible = [c for c in evaluation.candidates if c.latency_ratio < 1 and c.recovery_ratio < 1]
+    assert decision.chosen.interval_s == min(feasible, key=objective).interval_s
+    assert "khaos: latR" in decision.reason
+
+
+def test_khaos_does_not_move_when_no_interval_meets_both_or_the_change_is_under_5_s() -> None:
+    impossible = KHAOS.model_copy(update={"recovery_s": 16.0, "latency_p99_ms": 400.0})
+    stuck = decide(evaluate(history(30, 8000), models(), impossible), impossible, now_s=10_000)
+    assert stuck.action == "keep" and "no interval with both ratios below 1" in stuck.reason
+    chosen = decide(evaluate(history(30, 2000), models(), KHAOS), KHAOS, now_s=10_000).interval_s
+    near = decide(evaluate(history(chosen + 4, 2000), models(), KHAOS), KHAOS, now_s=10_000)
+    assert near.action == "keep", near.explain()

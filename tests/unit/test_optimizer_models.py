@@ -54,3 +54,10 @@ def test_a_saturating_response_is_not_left_to_the_linear_model() -> None:
 def test_too_few_observations_are_refused() -> None:
     with pytest.raises(ValueError, match="at least 4 observations"):
         fit_best([Observation(1, 1, 1.0)] * 3)
+
+
+def test_the_khaos_baseline_gets_khaos_s_linear_model_only() -> None:
+    model = fit_best(replay_bound(), seed=0, families=("linear",))
+    assert model.report.family == "linear" and dict(model.report.mape_by_family).keys() == {"linear"}
+    with pytest.raises(ValueError, match="unknown model families"):
+        fit_best(replay_bound(), seed=0, families=("arima",))
