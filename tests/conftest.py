@@ -4,6 +4,7 @@ check by PID that nothing survived."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
@@ -79,12 +80,19 @@ class DemoJob:
         return job_id
 
     def cancel_all(self) -> None:
+        """Cancel, and wait until each job is gone: a job still cancelling when the next test breaks
+        Kafka closes its exactly-once writer against a dead broker, which Flink answers by killing the
+        whole TaskManager (seen in CI: every later test then found no TaskManager)."""
+        terminal = {"FINISHED", "CANCELED", "FAILED"}
         for job_id in self.job_ids:
             try:
-                if self.flink.job(job_id).state not in {"FINISHED", "CANCELED", "FAILED"}:
+                if self.flink.job(job_id).state not in terminal:
                     self.flink.cancel(job_id)
             except Exception:  # noqa: BLE001 - best-effort cleanup
                 pass
+        for job_id in self.job_ids:
+            with contextlib.suppress(Exception):
+                self.flink.wait_for_state(job_id, lambda d: d.state in terminal, 60, "cancelled")
 
 
 @pytest.fixture()

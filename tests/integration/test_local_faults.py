@@ -65,7 +65,14 @@ def test_paused_taskmanager_is_stopped_then_resumed(stack: StackState) -> None:
     assert record.detail == "paused 1 s"
 
 
-def test_kafka_restart_keeps_port_and_topics(stack: StackState) -> None:
+def test_kafka_restart_keeps_port_and_topics(stack: StackState, flink: FlinkRestClient) -> None:
+    # A job still running or cancelling here would close its exactly-once writer against the dead broker,
+    # which Flink answers by killing the TaskManager: this test is about Kafka, so no job may see it.
+    terminal = {"FINISHED", "CANCELED", "FAILED"}
+    for job in [j for j in flink.jobs() if j.state not in terminal]:
+        if job.state == "RUNNING":
+            flink.cancel(job.jid)
+        flink.wait_for_state(job.jid, lambda d: d.state in terminal, 60, "cancelled")
     topic = f"survives-{uuid.uuid4().hex[:8]}"
     ensure_topics(stack.bootstrap, [topic])
     old = load_state(stack.stack_dir_path)
