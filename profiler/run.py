@@ -105,7 +105,8 @@ def execute_run(
         cluster = pool.acquire(run_id)
     except Exception as exc:  # noqa: BLE001 - a run that cannot start is a failed run, not a failed profile
         return failed(f"cluster: {exc}")
-    copy = profiling_copy(plan.spec, run_id, cluster.bootstrap)
+    bootstrap = cluster.bootstrap  # read now: a released cluster's state is gone with it
+    copy = profiling_copy(plan.spec, run_id, bootstrap)
     load_stop = threading.Event()
     load_thread: threading.Thread | None = None
     client = FlinkRestClient(cluster.rest_url)
@@ -166,4 +167,4 @@ def execute_run(
         # the broker for its topics' metadata, and the broker auto-creates a topic deleted under it.
         pool.release(cluster)
         with contextlib.suppress(Exception):  # the broker is the live stack's: its health is not this run's to report
-            delete_topics(cluster.bootstrap, [copy.input_topic, copy.output_topic])
+            delete_topics(bootstrap, [copy.input_topic, copy.output_topic])
