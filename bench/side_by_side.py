@@ -112,7 +112,7 @@ def write_profile(db: Path, job_name: str) -> None:
     store.create_profile("default", job_name, 0, "{}")
     for n, r in enumerate(x for x in default if x["status"] == "completed"):
         steady = SteadyState(r["throughput"], r["p50_ms"], None, r["p99_ms"], r["checkpoint_ms"],
-                             r["checkpoint_kib"] * 1024, r["cpu_pct"])
+                             r["checkpoint_kib"] and r["checkpoint_kib"] * 1024, r["cpu_pct"])
         store.save_run(ProfileRun(f"default-{n}", "default", n, RunConfig(int(r["interval_s"] * 1000), 1.0),
                                   r["load_rate"], "completed", 0, 1, steady, ()))
     store.close()
