@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from chronos.cli.common import AsJson, StackDir, err, out, print_json, stack_dir_of
 from chronos.errors import InvalidInput
 from chronos.model import parse_interval_ms
+
+if TYPE_CHECKING:
+    from chronos.report.curves import Marker, Panel
 
 prometheus_app = typer.Typer(help="A Prometheus on 127.0.0.1 scraping the local stack and the tuner.",
                              no_args_is_help=True)
@@ -101,7 +104,7 @@ def report(
         err.print(f"  empty: {line}", highlight=False)
 
 
-Boards = dict[str, tuple[list, list]]  # type: ignore[type-arg]
+Boards = dict[str, tuple[list["Panel"], list["Marker"]]]  # per dashboard uid: its panels and markers
 
 
 def _from_prometheus(url: str, job: str | None, start: float, end: float, step: float) -> tuple[Boards, str]:

@@ -116,6 +116,15 @@ def cancel_all(flink: FlinkRestClient, name: str) -> None:
             flink.cancel(job.jid)
 
 
+def stop_tuning(tuner: Tuner | None, counted: ExperimentInput, sd: list[str], flink: FlinkRestClient, name: str) -> None:
+    """What every tuning test leaves running: the tuner, the counted input, the load, the job's copies."""
+    if tuner is not None:
+        tuner.kill()
+    counted.close()
+    chronos("load", "stop", *sd)
+    cancel_all(flink, name)
+
+
 def demo_under_watch(stack: StackState, tmp_path: Path) -> tuple[str, str, Path, ExperimentInput]:
     """The demo job at 30 s, a profile of it, and 500 ev/s of counted input (started by the caller)."""
     job_id = submit_demo(stack, "30s")
@@ -166,11 +175,7 @@ def test_a_tuner_killed_after_the_savepoint_is_finished_by_the_next_once(stack: 
         delivery = counted.finish(timeout_s=120)
         assert delivery.ok and delivery.input_events > 5_000, delivery.summary()
     finally:
-        if tuner is not None:
-            tuner.kill()
-        counted.close()
-        chronos("load", "stop", *sd)
-        cancel_all(flink, name)
+        stop_tuning(tuner, counted, sd, flink, name)
 
 
 def test_tune_bad_input_gets_one_line(stack: StackState, tmp_path: Path) -> None:

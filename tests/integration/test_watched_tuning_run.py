@@ -33,7 +33,7 @@ from chronos.stack.prometheus_server import PrometheusServer, start_prometheus
 from chronos.stack.state import StackState
 from chronos.tune.journal import TuneJournal
 from tests.cli.test_bad_input import chronos
-from tests.integration.test_tune import FAST, TARGETS, Tuner, cancel_all, demo_under_watch, recovery_truth
+from tests.integration.test_tune import FAST, TARGETS, Tuner, demo_under_watch, recovery_truth, stop_tuning
 
 
 @dataclass(frozen=True)
@@ -90,11 +90,7 @@ def watched_run(stack: StackState, tmp_path_factory: pytest.TempPathFactory) -> 
         yield WatchedRun(stack, job_id, name, db, tuner.events, scraped, restored and restored.external_path, prometheus,
                          started, ended, delivery)
     finally:
-        if tuner is not None:
-            tuner.kill()
-        counted.close()
-        chronos("load", "stop", *sd)
-        cancel_all(flink, name)
+        stop_tuning(tuner, counted, sd, flink, name)
         flink.close()
         prometheus.stop()
 
