@@ -16,8 +16,6 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import math
-import random
 import shutil
 import statistics
 import subprocess
@@ -25,10 +23,11 @@ import sys
 import threading
 import time
 import uuid
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+import httpx
 import matplotlib
 
 matplotlib.use("Agg")
@@ -38,6 +37,7 @@ from rich.console import Console
 sys.path.insert(0, str(Path(__file__).parent))
 from tune_controller import sweep_rows, write_sweep_profile
 
+from chronos.benchmarks.side_by_side import ArmFigures, ArmRecord, Scenario, scenario, summarise, table, verdict
 from chronos.flink.rest import FlinkRestClient
 from chronos.jobs.bounded_input import ExperimentInput
 from chronos.optimizer.models import Observation, fit_best
@@ -54,12 +54,14 @@ console = Console(stderr=True)
 # checkpoint every 30 s to a few minutes. 30 s is the docs-typical value taken here (examples in the
 # Flink Kubernetes Operator and "Checkpointing" pages), between the two static extremes.
 DOCS_TYPICAL_S = 30
+BASELINE = "static-60"  # the longest interval run: overhead and throughput are relative to it
 ARMS: dict[str, dict[str, Any]] = {
     "static-10": {"start_s": 10, "args": ["--strategy", "static", "--static-interval", "10s"]},
     "static-60": {"start_s": 60, "args": ["--strategy", "static", "--static-interval", "60s"]},
     f"static-{DOCS_TYPICAL_S}": {"start_s": DOCS_TYPICAL_S,
                                  "args": ["--strategy", "static", "--static-interval", f"{DOCS_TYPICAL_S}s"]},
-    "young-daly": {"start_s": DOCS_TYPICAL_S, "args": ["--strategy", "daly"]},
+    # Young/Daly with the checkpoint cost the tuner measures and the MTBF the failure schedule implies.
+    "young-daly": {"start_s": DOCS_TYPICAL_S, "args": ["--strategy", "daly"], "mtbf_from_schedule": True},
     # Khaos as published: OLS models fitted once, ratios of median predictions to the targets (no margin, no
     # calibration), a decision every 300 s, only changes of 5 s or more.
     "khaos": {"start_s": DOCS_TYPICAL_S, "args": ["--strategy", "khaos"], "khaos": True,
@@ -67,40 +69,6 @@ ARMS: dict[str, dict[str, Any]] = {
                          "min_change_rel": 0.0, "min_change_abs_s": 5.0}},
     "chronos": {"start_s": DOCS_TYPICAL_S, "args": ["--strategy", "chronos"]},
 }
-
-
-@dataclass(frozen=True)
-class Scenario:
-    arm_s: float
-    base_rate: float
-    step_at_s: float
-    step_to: float
-    swing: float
-    period_s: float
-    failures_s: tuple[float, ...]
-    latency_target: str
-    recovery_target: str
-    decide_every: str
-    khaos_every: str
-    cooldown: str
-    grace: str
-
-    def rate(self, t: float) -> float:
-        if t < self.step_at_s:
-            return self.base_rate
-        return max(200.0, self.step_to + self.swing * math.sin(2 * math.pi * (t - self.step_at_s) / self.period_s))
-
-
-def scenario(quick: bool, seed: int) -> Scenario:
-    rng = random.Random(seed)
-    if quick:
-        arm = 150.0
-        failures: tuple[float, ...] = (round(rng.uniform(65, 80), 1),)
-        return Scenario(arm, 1500, 30, 4500, 1500, 90, failures, "25s", "45s", "10s", "60s", "60s", "20s")
-    arm = 1200.0
-    slots = [(200 + i * 240, 200 + i * 240 + 120) for i in range(4)]  # one failure per 4-minute slot
-    failures = tuple(round(rng.uniform(a, b), 1) for a, b in slots)
-    return Scenario(arm, 1500, 150, 4000, 2000, 600, failures, "25s", "45s", "30s", "300s", "3min", "60s")
 
 
 def write_profile(db: Path, job_name: str) -> None:
@@ -121,29 +89,6 @@ def write_profile(db: Path, job_name: str) -> None:
 def chronos(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "chronos.cli.main", *args], capture_output=True, text=True,
                           timeout=timeout, stdin=subprocess.DEVNULL)
-
-
-@dataclass
-class ArmResult:
-    arm: str
-    latency_violation_s: float = 0.0
-    recovery_violation_s: float = 0.0
-    recoveries_s: list[float] = field(default_factory=list)
-    unrecovered: int = 0
-    over_target: int = 0
-    over_target_s: float = 0.0
-    retunes: int = 0
-    retune_downtime_s: float = 0.0
-    checkpoints: int = 0
-    checkpoint_time_s: float = 0.0
-    checkpoint_share: float = 0.0
-    mean_rate: float = 0.0
-    lost: int = 0
-    duplicated: int = 0
-    counted_events: int = 0
-    intervals: list[tuple[float, float]] = field(default_factory=list)  # (t, interval in force)
-    failures: list[dict[str, Any]] = field(default_factory=list)
-    error: str = ""
 
 
 class CheckpointLedger(threading.Thread):
@@ -168,10 +113,50 @@ class CheckpointLedger(threading.Thread):
                     continue
 
 
-def run_arm(name: str, spec: dict[str, Any], sc: Scenario, base: Path, seed: int) -> ArmResult:
-    result = ArmResult(name)
+
+class Flusher(threading.Thread):
+    """Triggers a checkpoint every few seconds while the exactly-once count waits for its last records: the
+    exactly-once sink shows them only at a commit, and a 60 s interval would make every arm wait for it."""
+
+    def __init__(self, rest_url: str, job_id: str) -> None:
+        super().__init__(daemon=True)
+        self.url = f"{rest_url.rstrip('/')}/jobs/{job_id}/checkpoints"
+        self.stop = threading.Event()
+
+    def __enter__(self) -> Flusher:
+        self.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.stop.set()
+        self.join(10)
+
+    def run(self) -> None:
+        with httpx.Client(timeout=5) as http:
+            while not self.stop.wait(4):
+                try:
+                    http.post(self.url, json={"checkpointType": "CONFIGURED"})
+                except httpx.HTTPError:
+                    continue
+
+
+class Stopwatch:
+    """Where an arm's wall time goes (the quick variant must fit in 20 minutes)."""
+
+    def __init__(self, arm: str) -> None:
+        self.arm, self.last = arm, time.monotonic()
+        self.laps: dict[str, float] = {}
+
+    def lap(self, name: str) -> None:
+        now = time.monotonic()
+        self.laps[name] = round(now - self.last, 1)
+        self.last = now
+
+
+def run_arm(name: str, spec: dict[str, Any], sc: Scenario, base: Path) -> tuple[ArmRecord, dict[str, float]]:
     sd = base / name
     shutil.rmtree(sd, ignore_errors=True)
+    watch = Stopwatch(name)
     console.print(f"[bold]{name}[/]: fresh stack")
     state, _ = up(StackOptions(sd, CACHE))
     sdo = ["--stack-dir", str(sd)]
@@ -179,7 +164,13 @@ def run_arm(name: str, spec: dict[str, Any], sc: Scenario, base: Path, seed: int
     counted: ExperimentInput | None = None
     tuner: subprocess.Popen[str] | None = None
     ledger = CheckpointLedger(client)
+    events: list[dict[str, Any]] = []
+    injected: list[int] = []
+    started_ms = int(time.time() * 1000)
+    delivery = (0, 0, 0)
+    error = ""
     try:
+        watch.lap("stack up")
         submitted = chronos("job", "submit", "demo", "--interval", f"{spec['start_s']}s", "--parallelism", "1",
                             "--json", *sdo)
         if submitted.returncode:
@@ -187,39 +178,50 @@ def run_arm(name: str, spec: dict[str, Any], sc: Scenario, base: Path, seed: int
         job_id = json.loads(submitted.stdout)["job_id"]
         ledger.jobs.append(job_id)
         db = sd / "chronos.db"
-        records = json.loads((sd / "jobs" / f"{job_id}.json").read_text())
-        write_profile(db, records["spec"]["name"])
+        job_record = json.loads((sd / "jobs" / f"{job_id}.json").read_text())
+        write_profile(db, job_record["spec"]["name"])
         trace = sd / "trace.csv"
         trace.write_text("seconds,events_per_second\n" + "".join(
-            f"{t},{sc.rate(t):.0f}\n" for t in range(0, int(sc.arm_s) + 30, 5)))
-        counted = ExperimentInput(state.bootstrap, "vehicle-events", "vehicle-stats", rate=300, vehicles=50,
-                                  run_id=uuid.uuid4().hex[:6])
-        counted.start()
-        load = chronos("load", "run", "--profile", "csv", "--trace", str(trace), "--workers", "2", "--background", *sdo)
-        if load.returncode:
-            raise RuntimeError(load.stderr.strip())
-        every = sc.khaos_every if spec.get("khaos") else sc.decide_every
+            f"{t},{sc.rate(t):.0f}\n" for t in range(0, int(sc.arm_s) + 60, 5)))
+        every = sc.khaos_every_s if spec.get("khaos") else sc.decide_every_s
         config: list[str] = []
-        if "policy" in spec:
-            (sd / "policy.yaml").write_text(json.dumps(spec["policy"]))  # JSON is YAML
+        policy = dict(spec.get("policy", {}))
+        if spec.get("mtbf_from_schedule"):
+            policy["mtbf_s"] = sc.arm_s / len(sc.failures_s)
+        if policy:
+            (sd / "policy.yaml").write_text(json.dumps(policy))  # JSON is YAML
             config = ["--config", str(sd / "policy.yaml")]
         tuner = subprocess.Popen(
             [sys.executable, "-m", "chronos.cli.main", "tune", "--json", "--job", job_id, "--latency-p99",
-             sc.latency_target, "--recovery", sc.recovery_target, *spec["args"], "--interval-min", "2s",
-             "--interval-max", "120s", "--decide-every", every, "--collect-every", "2s", "--cooldown", sc.cooldown,
-             "--startup-grace", sc.grace, "--horizon", "2min", "--duration", f"{sc.arm_s:.0f}s", "--db", str(db),
-             "--metrics-port", "-1", *config, *sdo],
+             f"{sc.latency_target_s:g}s", "--recovery", f"{sc.recovery_target_s:g}s", *spec["args"],
+             "--interval-min", "2s", "--interval-max", "120s", "--decide-every", f"{every:g}s", "--collect-every", "2s",
+             "--cooldown", f"{sc.cooldown_s:g}s", "--startup-grace", f"{sc.grace_s:g}s", "--horizon", "2min",
+             "--duration", f"{sc.arm_s:.0f}s", "--db", str(db), "--metrics-port", "-1", *config, *sdo],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
-        ledger.start()
-        events: list[dict[str, Any]] = []
         reader = threading.Thread(target=lambda: _read(tuner, events), daemon=True)
         reader.start()
-        t0 = time.monotonic()
+        # The arm's clock starts when the tuner watches (it fits its models first): load, kills and the tuner's
+        # --duration then cover the same seconds in every arm.
+        deadline = time.monotonic() + 180
+        while not any(e.get("event") == "reading" for e in events):
+            if tuner.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("the tuner never started watching: " + (tuner.stderr.read() if tuner.stderr else "")[-300:])
+            time.sleep(0.2)
+        watch.lap("tuner fitted and watching")
+        counted = ExperimentInput(state.bootstrap, "vehicle-events", "vehicle-stats", rate=300, vehicles=50,
+                                  run_id=uuid.uuid4().hex[:6])
+        counted.start()
+        started_ms = int(time.time() * 1000)
+        load = chronos("load", "run", "--profile", "csv", "--trace", str(trace), "--workers", "2", "--background", *sdo)
+        if load.returncode:
+            raise RuntimeError(load.stderr.strip())
+        ledger.start()
+        t0 = time.monotonic() - (time.time() * 1000 - started_ms) / 1000
         pending = list(sc.failures_s)
         while tuner.poll() is None:
             elapsed = time.monotonic() - t0
             if pending and elapsed >= pending[0]:
-                KillTaskManager(sd).inject()
+                injected.append(KillTaskManager(sd).inject().injected_wall_ms)
                 console.print(f"  {name}: TaskManager killed at {elapsed:.0f} s")
                 pending.pop(0)
             for e in events:
@@ -228,17 +230,18 @@ def run_arm(name: str, spec: dict[str, Any], sc: Scenario, base: Path, seed: int
             time.sleep(0.5)
         reader.join(30)
         ledger.stop.set()
+        watch.lap("arm")
+        if tuner.returncode:
+            stderr = tuner.stderr.read() if tuner.stderr else ""
+            raise RuntimeError(f"chronos tune exited {tuner.returncode}: {stderr.strip()[-300:]}")
         chronos("load", "stop", *sdo)
-        delivery = counted.finish(timeout_s=180)
-        result.lost, result.duplicated = delivery.lost, delivery.duplicated
-        result.counted_events = delivery.input_events
-        _summarise(result, events, sc, t0)
-        result.checkpoints = len(ledger.seen)
-        result.checkpoint_time_s = round(sum(ledger.seen.values()), 2)
-        result.checkpoint_share = result.checkpoint_time_s / sc.arm_s
+        with Flusher(state.rest_url, ledger.jobs[-1]):
+            checked = counted.finish(timeout_s=180)
+        delivery = (checked.lost, checked.duplicated, checked.input_events)
+        watch.lap("exactly-once check")
     except Exception as exc:  # noqa: BLE001 - an arm that breaks is reported, the others still run
-        result.error = f"{type(exc).__name__}: {exc}"[:300]
-        console.print(f"[red]{name} failed: {result.error}[/]")
+        error = f"{type(exc).__name__}: {exc}"[:300]
+        console.print(f"[red]{name} failed: {error}[/]")
     finally:
         ledger.stop.set()
         if tuner is not None and tuner.poll() is None:
@@ -248,83 +251,46 @@ def run_arm(name: str, spec: dict[str, Any], sc: Scenario, base: Path, seed: int
         chronos("load", "stop", *sdo)
         client.close()
         down(sd)
-    return result
+        watch.lap("stack down")
+    record = ArmRecord(name, started_ms, tuple(events), tuple(injected), tuple(ledger.seen.values()),
+                       delivery[0], delivery[1], delivery[2], error)
+    console.print(f"  {name}: {watch.laps}")
+    return record, watch.laps
 
 
 def _read(proc: subprocess.Popen[str], events: list[dict[str, Any]]) -> None:
     assert proc.stdout is not None
-    buffer = ""
     for line in proc.stdout:
-        buffer += line
         try:
-            events.append(json.loads(buffer))
-            buffer = ""
+            events.append(json.loads(line))
         except json.JSONDecodeError:
             continue
 
 
-def _summarise(result: ArmResult, events: list[dict[str, Any]], sc: Scenario, t0: float) -> None:
-    summary = next((e for e in events if e.get("event") == "summary"), {})
-    result.latency_violation_s = float(summary.get("latency_violation_s", 0.0))
-    result.recovery_violation_s = float(summary.get("recovery_violation_s", 0.0))
-    target = float(sc.recovery_target.rstrip("s"))
-    for e in events:
-        if e.get("event") == "failure":
-            result.failures.append({k: e.get(k) for k in ("failed_ms", "recovery_s", "interval_ms", "rate")})
-            if e.get("recovery_s") is None:
-                result.unrecovered += 1
-            else:
-                result.recoveries_s.append(float(e["recovery_s"]))
-                if e["recovery_s"] > target:
-                    result.over_target += 1
-                    result.over_target_s += float(e["recovery_s"]) - target
-        elif e.get("event") == "retune" and e.get("outcome") == "verified":
-            result.retunes += 1
-            result.retune_downtime_s += float(e.get("downtime_s") or 0.0)
-        elif e.get("event") == "decision":
-            result.intervals.append((len(result.intervals), float(e.get("interval_s") or 0)))
-    rates = [float(e["observed_rate"]) for e in events if e.get("event") == "decision" and e.get("observed_rate")]
-    result.mean_rate = statistics.fmean(rates) if rates else 0.0
-
-
-def model_error(results: list[ArmResult]) -> dict[str, Any]:
-    """chronos's recovery model (fitted on the profile only) against this run's failures, all arms."""
+def model_error(figures: list[ArmFigures]) -> dict[str, Any]:
+    """chronos's and a Khaos-style OLS recovery model, fitted on the profile only (the recovery sweep), against
+    every recovery measured in this run, timed from the kill as the sweep timed its own."""
     obs = [Observation(r["interval_s"], r["load"], r["measurement"]["recovery_s"]) for r in sweep_rows()]
     model, khaos = fit_best(obs, seed=0), fit_best(obs, seed=0, families=("linear",))
-    rows = []
-    for res in results:
-        for f in res.failures:
-            if f["recovery_s"] and f["interval_ms"]:
-                i, rate = f["interval_ms"] / 1000, f["rate"] or 0.0
-                rows.append((f["recovery_s"], model.predict(i, rate).median, khaos.predict(i, rate).median))
+    rows = [(r.from_fault_s, model.predict(r.interval_s, r.rate).median, khaos.predict(r.interval_s, r.rate).median)
+            for f in figures for r in f.recoveries if r.from_fault_s and r.interval_s]
     if not rows:
         return {"failures": 0}
 
     def mape(col: int) -> float:
-        return round(statistics.fmean(abs(r[col] - r[0]) / r[0] for r in rows), 4)
+        return round(statistics.fmean(abs(r[col] - r[0]) / r[0] for r in rows), 3)
 
-    return {"failures": len(rows), "family": model.report.family, "chronos_mape": mape(1), "khaos_ols_mape": mape(2)}
+    return {"failures": len(rows), "family": model.report.family, "chronos_mape": mape(1), "khaos_ols_mape": mape(2),
+            "profile_held_out_mape": round(model.report.held_out_mape or 0.0, 3),
+            "measured_s": [round(r[0], 1) for r in rows], "predicted_s": [round(r[1], 1) for r in rows]}
 
 
-def write_outputs(out: Path, results: list[ArmResult], sc: Scenario, errors: dict[str, Any], quick: bool) -> None:
+def write_outputs(out: Path, records: list[ArmRecord], sc: Scenario, quick: bool, laps: dict[str, Any]) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    baseline = next((r for r in results if r.arm == "static-60" and not r.error), None)
-    rows = []
-    for r in results:
-        row = {
-            "arm": r.arm, "latency_violation_s": round(r.latency_violation_s, 1),
-            "recovery_violation_s": round(r.recovery_violation_s, 1),
-            "recoveries_over_target": r.over_target, "over_target_s": round(r.over_target_s, 1),
-            "mean_recovery_s": round(statistics.fmean(r.recoveries_s), 1) if r.recoveries_s else "",
-            "max_recovery_s": round(max(r.recoveries_s), 1) if r.recoveries_s else "",
-            "unrecovered": r.unrecovered, "mean_input_rate": round(r.mean_rate),
-            "checkpoints": r.checkpoints, "checkpoint_share_pct": round(100 * r.checkpoint_share, 3),
-            "overhead_vs_static60_pct": round(100 * (r.checkpoint_share - baseline.checkpoint_share), 3)
-            if baseline else "",
-            "retunes": r.retunes, "retune_downtime_s": round(r.retune_downtime_s, 2),
-            "lost": r.lost, "duplicated": r.duplicated, "counted_events": r.counted_events, "error": r.error,
-        }
-        rows.append(row)
+    figures = [summarise(r, sc) for r in records]
+    rows = table(figures, BASELINE)
+    errors = model_error(figures)
+    lines = verdict(figures)
     with open(out / "results.csv", "w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
         writer.writeheader()
@@ -334,41 +300,76 @@ def write_outputs(out: Path, results: list[ArmResult], sc: Scenario, errors: dic
     (out / "results.md").write_text(
         f"# Side by side ({'quick' if quick else 'full'}, {time.strftime('%Y-%m-%d %H:%M')})\n\n"
         f"Scenario: {json.dumps(asdict(sc))}\n\n{header}{body}\n"
-        f"Recovery model on this run's failures (held out from the profile): {json.dumps(errors)}\n")
-    (out / "arms.json").write_text(json.dumps({"scenario": asdict(sc), "arms": [asdict(r) for r in results],
-                                               "model_error": errors}, indent=2))
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4), dpi=110)
-    names = [r.arm for r in results]
-    axes[0].bar(names, [r.latency_violation_s for r in results], color="tab:blue")
-    axes[0].set_title("latency QoS-violation seconds")
-    axes[1].bar(names, [r.over_target_s for r in results], color="tab:red")
-    axes[1].set_title("recovery seconds beyond target")
-    axes[2].bar(names, [100 * r.checkpoint_share for r in results], color="tab:grey")
+        + "".join(f"- {line}\n" for line in lines)
+        + f"\nRecovery models (fitted on the profile only) on this run's recoveries: {json.dumps(errors)}\n")
+    (out / "arms.json").write_text(json.dumps({"scenario": asdict(sc), "quick": quick, "laps": laps,
+                                               "records": [asdict(r) for r in records]}, indent=1))
+    plot_summary(out / "summary.png", figures)
+    plot_timelines(out / "timeline.png", figures, sc)
+
+
+def plot_summary(path: Path, figures: list[ArmFigures]) -> None:
+    fig, axes = plt.subplots(1, 4, figsize=(17, 4), dpi=110)
+    names = [f.arm for f in figures]
+    axes[0].bar(names, [f.latency_violation_s for f in figures], color="tab:blue", label="latency")
+    axes[0].bar(names, [f.recovery_violation_s for f in figures], bottom=[f.latency_violation_s for f in figures],
+                color="tab:red", label="recovery")
+    axes[0].set_title("QoS-violation seconds")
+    axes[0].legend(fontsize=8)
+    axes[1].bar(names, [f.max_recovery_s or 0 for f in figures], color="tab:red", alpha=0.4, label="max")
+    axes[1].bar(names, [f.mean_recovery_s or 0 for f in figures], color="tab:red", label="mean")
+    axes[1].set_title("recovery time from the kill (s)")
+    axes[1].legend(fontsize=8)
+    axes[2].bar(names, [100 * f.checkpoint_share for f in figures], color="tab:grey")
     axes[2].set_title("time checkpointing (%)")
+    axes[3].bar(names, [f.mean_throughput or 0 for f in figures], color="tab:green")
+    axes[3].set_title("mean throughput (events/s)")
     for ax in axes:
         ax.tick_params(axis="x", rotation=30, labelsize=8)
     fig.tight_layout()
-    fig.savefig(out / "summary.png")
+    fig.savefig(path)
     plt.close(fig)
-    fig, ax = plt.subplots(figsize=(10, 4), dpi=110)
-    for r in results:
-        if r.intervals:
-            ax.step([i for i, _ in r.intervals], [v for _, v in r.intervals], where="post", label=r.arm)
-    ax.set_xlabel("decision #")
-    ax.set_ylabel("interval in force (s)")
-    ax.legend(fontsize=8)
+
+
+def plot_timelines(path: Path, figures: list[ArmFigures], sc: Scenario) -> None:
+    """Per arm: the interval in force and how far the output was behind, over the input rate and the kills."""
+    fig, axes = plt.subplots(len(figures), 1, figsize=(11, 2.2 * len(figures)), dpi=100, sharex=True, squeeze=False)
+    for ax, f in zip(axes[:, 0], figures, strict=True):
+        t = [s[0] for s in f.series]
+        ax.step(t, [s[1] for s in f.series], where="post", color="tab:purple", label="interval (s)")
+        ax.plot(t, [s[4] if s[4] is not None else float("nan") for s in f.series], color="tab:blue", lw=0.8,
+                label="output behind (s)")
+        ax.axhline(sc.latency_target_s, color="tab:blue", ls=":", lw=0.8)
+        rate = ax.twinx()
+        rate.plot(t, [s[2] if s[2] is not None else float("nan") for s in f.series], color="tab:grey", lw=0.6)
+        rate.set_ylabel("ev/s", fontsize=7)
+        ax.set_ylabel(f.arm, fontsize=8)
+        ax.set_ylim(0, 130)
+        for at in sc.failures_s:
+            ax.axvline(at, color="tab:red", lw=1)
+    axes[0, 0].legend(fontsize=7, loc="upper left")
+    axes[-1, 0].set_xlabel("seconds into the arm (red: TaskManager killed; dotted: latency target)")
     fig.tight_layout()
-    fig.savefig(out / "timeline.png")
+    fig.savefig(path)
     plt.close(fig)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="one failure, 2.5-minute arms (~22 min for six arms)")
+    parser.add_argument("--quick", action="store_true", help="one failure, 110 s arms: a smoke test under 20 min for six arms")
     parser.add_argument("--arms", default=",".join(ARMS), help="comma-separated subset of " + ", ".join(ARMS))
     parser.add_argument("--out", type=Path, default=RESULTS / "side_by_side")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--from-json", type=Path, help="redo the table and plots from a saved arms.json; run nothing")
     args = parser.parse_args()
+    if args.from_json:
+        saved = json.loads(args.from_json.read_text())
+        sc = Scenario(**{**saved["scenario"], "failures_s": tuple(saved["scenario"]["failures_s"])})
+        saved_records = [ArmRecord(**{**r, **{k: tuple(r[k]) for k in ("events", "injected_ms", "checkpoint_s")}})
+                         for r in saved["records"]]
+        write_outputs(args.out, saved_records, sc, saved["quick"], saved["laps"])
+        console.print((args.out / "results.md").read_text())
+        return 0
     arms = [a for a in args.arms.split(",") if a]
     unknown = [a for a in arms if a not in ARMS]
     if unknown:
@@ -376,13 +377,13 @@ def main() -> int:
     sc = scenario(args.quick, args.seed)
     console.print(f"scenario: {sc}")
     base = Path("/tmp") / f"chronos-side-by-side-{uuid.uuid4().hex[:6]}"
-    results = []
+    records: list[ArmRecord] = []
+    laps: dict[str, Any] = {}
     started = time.monotonic()
     for name in arms:
-        results.append(run_arm(name, ARMS[name], sc, base, args.seed))
-        write_outputs(args.out, results, sc, {}, args.quick)
-    errors = model_error(results)
-    write_outputs(args.out, results, sc, errors, args.quick)
+        record, laps[name] = run_arm(name, ARMS[name], sc, base)
+        records.append(record)
+        write_outputs(args.out, records, sc, args.quick, laps)
     shutil.rmtree(base, ignore_errors=True)
     console.print((args.out / "results.md").read_text())
     console.print(f"done in {(time.monotonic() - started) / 60:.1f} min")

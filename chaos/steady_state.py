@@ -4,6 +4,10 @@ Each signal gets a band of median +- k robust standard deviations (1.4826 * MAD)
 values, widened to at least a small share of the median so a perfectly flat series does not make
 any wobble look like an anomaly. Throughput is two-sided (a catch-up burst is not steady state);
 lag and latency are one-sided (lower is never a problem).
+
+Where the samples carry the input rate (the live tuner's do; a chaos experiment holds its load constant),
+throughput is judged as its ratio to the input rate: under a daily swing the load after a failure is not the
+load before it, and a job back to reading what arrives has recovered whatever the rate.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ class SteadyState:
     throughput: Band | None
     lag: Band | None
     p99_ms: Band | None
+    keeping_up: Band | None = None  # throughput / input rate
 
     def holds_at(self, sample: SignalSample) -> bool:
         """True if the job runs and every learned signal is inside its band. A missing throughput or lag
@@ -38,7 +43,10 @@ class SteadyState:
         each checkpoint commit, so most instants have no latency to judge, only the bursts do."""
         if not sample.running:
             return False
-        for band, value in ((self.throughput, sample.throughput), (self.lag, sample.lag)):
+        throughput = (self.throughput, sample.throughput)
+        if self.keeping_up is not None and sample.input_rate:
+            throughput = (self.keeping_up, None if sample.throughput is None else sample.throughput / sample.input_rate)
+        for band, value in (throughput, (self.lag, sample.lag)):
             if band is not None and (value is None or not band.contains(value)):
                 return False
         return self.p99_ms is None or sample.p99_ms is None or self.p99_ms.contains(sample.p99_ms)
@@ -61,6 +69,8 @@ def learn_steady_state(
         return [v for s in before_fault if s.running and (v := getattr(s, name)) is not None]
 
     throughput, lag, p99 = values("throughput"), values("lag"), values("p99_ms")
+    ratios = [s.throughput / s.input_rate for s in before_fault
+              if s.running and s.throughput is not None and s.input_rate]
     if max(len(throughput), len(lag), len(p99)) < min_samples:
         raise ValueError(f"need at least {min_samples} pre-fault samples of some signal to learn a steady state")
     # Lag is counted in records, so its floor is half a second of the learned input rate: a quiet
@@ -70,4 +80,5 @@ def learn_steady_state(
         throughput=_band(throughput, k, min_share, True, 1.0) if len(throughput) >= min_samples else None,
         lag=_band(lag, k, min_share, False, max(100.0, lag_floor)) if len(lag) >= min_samples else None,
         p99_ms=_band(p99, k, min_share, False, 50.0) if len(p99) >= min_latency_samples else None,
+        keeping_up=_band(ratios, k, min_share, True, 0.0) if len(ratios) >= min_samples else None,
     )

@@ -122,6 +122,8 @@ class SignalSample:
     throughput: float | None = None
     lag: float | None = None
     p99_ms: float | None = None
+    input_rate: float | None = None  # events/s arriving, where known: under a changing load it, not the
+    # throughput before the fault, says what "keeping up" means
 
 
 @dataclass(frozen=True)

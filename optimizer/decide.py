@@ -1,11 +1,11 @@
 """decide(evaluation, policy, now) -> Decision: which interval to run, and whether to retune to it now.
 
 Choice (strategy chronos): among the intervals whose predictions meet both targets with the margin,
-the one with the least checkpoint overhead, i.e. the longest; if none meets both, the one whose worse
-ratio to its target is least, flagged infeasible. Baselines choose their own way (static, Young,
-Daly). Then stabilization, in this order: startup grace, minimum change, cooldown, hourly cap; a
-retune costs seconds of downtime, so a better interval is not by itself a reason to move. Every
-Decision explains itself with the numbers it was made from.
+the one with the least checkpoint overhead, i.e. the longest; if none meets both, the cheapest of those
+whose worse ratio to its target is within the policy's tolerance of the least, flagged infeasible.
+Baselines choose their own way (static, Young, Daly). Then stabilization, in this order: startup grace,
+minimum change, cooldown, hourly cap; a retune costs seconds of downtime, so a better interval is not by
+itself a reason to move. Every Decision explains itself with the numbers it was made from.
 """
 
 from __future__ import annotations
@@ -89,7 +89,9 @@ def _choose(evaluation: Evaluation, policy: TunePolicy) -> tuple[Assessment | No
         chosen = min(feasible, key=lambda c: (c.overhead if c.overhead is not None else 0.0, -c.interval_s))
         binding = _binding(chosen, candidates)
         return chosen, chosen.interval_s, True, binding, "least checkpoint overhead meeting both targets"
-    chosen = min(candidates, key=lambda c: (c.worst_ratio, -c.interval_s))
+    best = min(c.worst_ratio for c in candidates)
+    near = [c for c in candidates if c.worst_ratio <= best + policy.compromise_tolerance]
+    chosen = min(near, key=lambda c: (c.overhead if c.overhead is not None else 0.0, -c.interval_s))
     rec, lat = chosen.recovery_ratio or 0.0, chosen.latency_ratio or 0.0
     binding = "recovery" if rec > lat else "latency"
     return chosen, chosen.interval_s, False, binding, "best compromise: no interval meets both targets"

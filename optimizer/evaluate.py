@@ -152,8 +152,8 @@ def evaluate(history: TuneHistory, models: JobModels, policy: TunePolicy) -> Eva
         latency_violated=history.p99_ms is not None and history.p99_ms > policy.latency_p99_ms,
         latency_calibration=calibration,
         checkpoint_cost_s=cost,
-        mtbf_s=estimate_mtbf_s([t - history.observed_since_s for t in history.failures_at_s], observed_s)
-        if observed_s > 0 else None,
+        mtbf_s=policy.mtbf_s or (estimate_mtbf_s([t - history.observed_since_s for t in history.failures_at_s],
+                                                 observed_s) if observed_s > 0 else None),
         started_at_s=history.started_at_s,
         retunes_at_s=history.retunes_at_s,
         recovery_model_mape=models.recovery.report.held_out_mape if models.recovery else None,

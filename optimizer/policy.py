@@ -39,6 +39,14 @@ class TunePolicy(BaseModel):
         0.2, ge=0, description="Ignore a change smaller than this share of the current interval ...")
     min_change_abs_s: float = Field(2.0, ge=0, description="... or smaller than this many seconds.")
     max_retunes_per_hour: int = Field(4, ge=0, description="Cap on retunes in any hour; 0 makes the tuner advise only.")
+    compromise_tolerance: float = Field(
+        0.1, ge=0, description="When no interval meets both targets: candidates whose worst ratio to its target is "
+                               "within this of the best compromise's count as equally good, and the cheapest is "
+                               "chosen. Buying a sliver of predicted recovery with several times the checkpoint "
+                               "overhead helps no one.")
+    mtbf_s: float | None = Field(
+        None, gt=0, description="Mean time between failures for Young/Daly, when known (an SLA, an incident history); "
+                                "unset, it is estimated from the failures seen.")
     horizon_s: float = Field(300.0, gt=0, description="Decide for the peak input rate forecast over this horizon.")
     latency_window_s: float = Field(60.0, gt=0, description="Observed p99 latency is taken over this window.")
     calibrate_latency: bool = Field(

@@ -73,7 +73,8 @@ def tune(
         help="Flink Prometheus reporter endpoint to read lag and records from (repeatable) \\[default: the stack's].")] = None,
     stack_dir: StackDir = None,
     rest_url: RestUrl = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print events as JSON lines instead of the live view.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="JSON lines instead of the live view: one per reading, "
+                                                         "decision, retune and failure, then a summary.")] = False,
 ) -> None:
     """Watch a running job and retune its checkpoint interval when load or QoS call for it.
 

@@ -22,6 +22,10 @@ from chronos.tune.readings import LiveReading
 from chronos.tune.retune import RetuneOutcome, TunedJob
 
 
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 1)
+
+
 def _s(value: float | None, unit: str = "s", fmt: str = ".1f") -> str:
     return "-" if value is None else f"{value:{fmt}} {unit}"
 
@@ -92,6 +96,8 @@ class TuneDisplay:
                               p99_s=None if reading.p99_ms is None else reading.p99_ms / 1000,
                               input_rate=reading.input_rate, latency_violation_s=latency_violation_s,
                               recovery_violation_s=recovery_violation_s)
+        if self._json:
+            self._reading_line(job, reading, latency_violation_s, recovery_violation_s)
         self._refresh()
 
     def decision(self, job: TunedJob, decision: Decision, evaluation: Evaluation) -> None:
@@ -134,6 +140,14 @@ class TuneDisplay:
         self._event("message", text)
 
     # -- output ---------------------------------------------------------------------------------------
+    def _reading_line(self, job: TunedJob, reading: LiveReading, latency_v: float, recovery_v: float) -> None:
+        """JSON only: one line per collection, the time series a script plots or judges the run by."""
+        self._event("reading", "", job_id=job.job_id, at_ms=reading.at_ms, running=reading.running,
+                    interval_s=job.settings.interval_ms / 1000, input_rate=_round(reading.input_rate),
+                    throughput=_round(reading.throughput), lag=reading.lag, p99_ms=reading.p99_ms,
+                    recent_p99_ms=reading.recent_p99_ms, staleness_ms=reading.output_staleness_ms,
+                    latency_violation_s=round(latency_v, 3), recovery_violation_s=round(recovery_v, 3))
+
     def _event(self, kind: str, text: str, **fields: object) -> None:
         stamp = time.strftime("%H:%M:%S")
         if self._json:

@@ -45,6 +45,8 @@ class LiveSignals:
         self._ends = TopicEndOffsets(bootstrap, input_topic)
         self._latencies: list[float] = []
         self._history: list[tuple[int, float]] = []  # (visible at, latency) for percentiles over a window
+        self._newest_created_ms: int | None = None
+        self._watching_since_ms = wall_ms()
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._consumer: Any = committed_consumer(bootstrap, output_topic, from_beginning=False)
@@ -58,6 +60,9 @@ class LiveSignals:
             visible = self._wall_ms()
             with self._lock:
                 latencies = [float(visible - record.max_created_ms) for record in batch]
+                if batch:
+                    newest = max(record.max_created_ms for record in batch)
+                    self._newest_created_ms = max(newest, self._newest_created_ms or newest)
                 self._latencies.extend(latencies)
                 self._history.extend((visible, latency) for latency in latencies)
                 if len(self._history) > 200_000:
@@ -94,6 +99,12 @@ class LiveSignals:
             worst = max(self._latencies) if self._latencies else None
             self._latencies.clear()
         return SignalSample(at, running, throughput, lag, worst)
+
+    def staleness_ms(self, now_ms: int) -> float:
+        """How far the visible output is behind now: the age of the newest input it covers. Before any output
+        shows, at least as long as it has been watched (a job at a long interval may show none for a minute)."""
+        with self._lock:
+            return float(now_ms - (self._newest_created_ms or self._watching_since_ms))
 
     def latencies_between(self, since_ms: int, until_ms: int) -> list[float]:
         """End-to-end latencies (ms) of the committed output that became visible in [since, until)."""

@@ -55,6 +55,7 @@ class KafkaJobCollector:
             at_ms=sample.at_ms, running=sample.running, interval_ms=self._interval(job_id), input_rate=rate,
             throughput=sample.throughput, lag=sample.lag, p99_ms=window, recent_p99_ms=recent,
             checkpoint_costs_s=self._costs(job_id), last_failure_ms=self._last_failure(job_id),
+            output_staleness_ms=self._signals.staleness_ms(sample.at_ms),
         )
 
     def _interval(self, job_id: str) -> int | None:

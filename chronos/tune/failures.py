@@ -37,6 +37,10 @@ class FailureWatch:
         self._baseline_set = False
 
     @property
+    def hold_ms(self) -> int:
+        return self._hold_ms
+
+    @property
     def in_failure(self) -> bool:
         return self._failure is not None
 

@@ -23,6 +23,7 @@ from chronos.optimizer.policy import TunePolicy
 from chronos.tune.failures import FailureWatch, ObservedFailure
 from chronos.tune.fitting import ModelBook
 from chronos.tune.journal import DecisionRecord, LiveRecovery, TuneJournal
+from chronos.tune.qos_account import QosAccount
 from chronos.tune.readings import LiveReading
 from chronos.tune.retune import Realizer, RetuneOutcome, TunedJob
 
@@ -46,27 +47,6 @@ class LoopSettings:
     decide_every_s: float = 30.0
     dry_run: bool = False  # decide and journal, realize nothing
     history_s: float = 3600.0  # readings kept for the forecast and the checkpoint cost
-
-
-@dataclass
-class QosAccount:
-    """Seconds the job spent outside its targets, summed over collection periods."""
-
-    latency_s: float = 0.0
-    recovery_s: float = 0.0
-    last_at_ms: int | None = None
-
-    def add(self, reading: LiveReading, policy: TunePolicy, failure_started_ms: int | None) -> tuple[float, float]:
-        dt = 0.0 if self.last_at_ms is None else max(0.0, (reading.at_ms - self.last_at_ms) / 1000)
-        self.last_at_ms = reading.at_ms
-        latency = dt if reading.recent_p99_ms is not None and reading.recent_p99_ms > policy.latency_p99_ms else 0.0
-        recovery = 0.0
-        if failure_started_ms is not None:
-            over_ms = reading.at_ms - (failure_started_ms + policy.recovery_s * 1000)
-            recovery = min(dt, max(0.0, over_ms / 1000))
-        self.latency_s += latency
-        self.recovery_s += recovery
-        return latency, recovery
 
 
 @dataclass
@@ -108,7 +88,7 @@ class TuneLoop:
         self._observed_since_s = now
         self._readings: deque[tuple[float, LiveReading]] = deque()
         self._watch = FailureWatch(timeout_s=max(600.0, 3 * policy.recovery_s))
-        self.qos = QosAccount()
+        self.qos = QosAccount(hold_ms=self._watch.hold_ms)
         self._next_decision_s = now + settings.decide_every_s
 
     # -- resuming ---------------------------------------------------------------------------------
@@ -135,7 +115,7 @@ class TuneLoop:
         failure = self._watch.feed(reading)
         if not was_failing and (self._watch.in_failure or failure is not None):
             self.state.failures_at_s.append(now)
-        latency_v, recovery_v = self.qos.add(reading, self._policy, self._watch.failure_started_ms)
+        latency_v, recovery_v = self.qos.add(reading, self._policy, self._watch.failure_started_ms, failure)
         self._observer.reading(self.state.job, reading, self._policy, latency_v, recovery_v)
         if failure is not None:
             self._learn(failure)
@@ -222,6 +202,7 @@ class TuneLoop:
             started = self._clock()
             self.step()
             stop.wait(max(0.0, self._settings.collect_every_s - (self._clock() - started)))
+        self.qos.finish(self._watch.failure_started_ms, self._wall_ms(), self._policy)
 
 
 def _advised(decision: Decision) -> Decision:

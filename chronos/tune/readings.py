@@ -19,7 +19,8 @@ class LiveReading:
     recent_p99_ms: float | None  # p99 of the output that became visible since the last reading
     checkpoint_costs_s: tuple[float, ...] = ()  # recent completed checkpoint durations
     last_failure_ms: int | None = None  # newest entry of the job's exception history
+    output_staleness_ms: float | None = None  # now minus the newest input time the visible output covers
 
     def sample(self) -> SignalSample:
         """The form chaos's recovery analysis reads."""
-        return SignalSample(self.at_ms, self.running, self.throughput, self.lag, self.recent_p99_ms)
+        return SignalSample(self.at_ms, self.running, self.throughput, self.lag, self.recent_p99_ms, self.input_rate)

@@ -102,3 +102,25 @@ def test_a_quiet_lag_baseline_still_tolerates_half_a_second_of_input() -> None:
     window = [SignalSample(t, True, throughput=5000.0, lag=1000.0) for t in range(0, 20_000, 500)]
     band = learn_steady_state(window)
     assert band.lag is not None and band.lag.contains(3400) and not band.lag.contains(3600)
+
+
+def test_under_a_falling_load_a_job_that_reads_what_arrives_has_recovered() -> None:
+    """Live, the load swings: 6,000 ev/s before the kill, 3,500 after it. Judged against the throughput
+    before the fault the job would never recover; judged against the input rate it is back once the
+    catch-up burst ends (the side-by-side bench found the tuner missing recoveries this way)."""
+    rng = random.Random(3)
+    before = [SignalSample(t, True, throughput=6000 * (1 + rng.gauss(0, 0.03)), lag=200.0, input_rate=6000.0)
+              for t in range(0, 60_000, 2000)]
+    band = learn_steady_state(before)
+    assert band.keeping_up is not None
+    fault = 60_000
+    after = ([SignalSample(fault + t, False, throughput=0.0, lag=50_000.0, input_rate=4000.0) for t in range(2000, 26_000, 2000)]
+             + [SignalSample(fault + 26_000 + t, True, throughput=20_000.0, lag=40_000.0 - 10 * t, input_rate=3800.0)
+                for t in range(0, 8000, 2000)]
+             + [SignalSample(fault + 34_000 + t, True, throughput=3500 * (1 + rng.gauss(0, 0.03)), lag=200.0,
+                             input_rate=3500.0) for t in range(0, 40_000, 2000)])
+    phases = analyse_recovery(fault, after, band)
+    assert phases.recovered_ms == fault + 34_000
+    without_rate = learn_steady_state([SignalSample(s.at_ms, True, s.throughput, s.lag) for s in before])
+    assert not analyse_recovery(fault, [SignalSample(s.at_ms, s.running, s.throughput, s.lag) for s in after],
+                                without_rate).recovered, "the absolute band cannot tell a lower load from a slow job"

@@ -1,0 +1,202 @@
+"""The side-by-side's figures from what one arm left behind (the tuner's JSON lines, the injected faults,
+the checkpoint ledger, the exactly-once count), apart from the run itself so they can be checked by a test
+and recomputed from a saved arms.json without running anything again."""
+
+from __future__ import annotations
+
+import math
+import random
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Scenario:
+    arm_s: float
+    base_rate: float
+    step_at_s: float
+    step_to: float
+    swing: float
+    period_s: float
+    failures_s: tuple[float, ...]
+    latency_target_s: float
+    recovery_target_s: float
+    decide_every_s: float
+    khaos_every_s: float
+    cooldown_s: float
+    grace_s: float
+
+    def rate(self, t: float) -> float:
+        """A step, then a daily-like swing around the new level (one "day" is `period_s`)."""
+        if t < self.step_at_s:
+            return self.base_rate
+        return max(200.0, self.step_to + self.swing * math.sin(2 * math.pi * (t - self.step_at_s) / self.period_s))
+
+
+def scenario(quick: bool, seed: int) -> Scenario:
+    """Failures at seeded random moments, one per slot, the same for every arm."""
+    rng = random.Random(seed)
+    if quick:
+        return Scenario(110, 1500, 20, 4500, 1500, 60, (round(rng.uniform(38, 48), 1),), 25, 45, 10, 60, 60, 20)
+    slots = [(150 + i * 150, 210 + i * 150) for i in range(3)]  # one failure per 2.5-minute slot
+    failures = tuple(round(rng.uniform(a, b), 1) for a, b in slots)
+    # Khaos decides every 300 s as published; the others every 20 s.
+    return Scenario(600, 1500, 90, 4000, 2000, 300, failures, 25, 45, 20, 300, 120, 45)
+
+
+@dataclass(frozen=True)
+class ArmRecord:
+    """Everything measured during one arm, as collected."""
+
+    arm: str
+    started_ms: int
+    events: tuple[dict[str, Any], ...]  # the tuner's JSON lines
+    injected_ms: tuple[int, ...]  # wall time of every TaskManager kill
+    checkpoint_s: tuple[float, ...]  # end-to-end duration of every completed checkpoint
+    lost: int
+    duplicated: int
+    counted_events: int
+    error: str = ""
+
+
+@dataclass(frozen=True)
+class Recovery:
+    injected_ms: int
+    interval_s: float
+    rate: float
+    from_fault_s: float | None  # fault -> back in steady state (the profile's definition)
+    from_flink_s: float | None  # Flink's failure timestamp -> steady state (what the tuner measures)
+
+
+@dataclass(frozen=True)
+class ArmFigures:
+    arm: str
+    latency_violation_s: float  # the tuner's count: output later than the target (tune.qos_account)
+    recovery_violation_s: float  # seconds past the target, from each kill to steady state again
+    recoveries: tuple[Recovery, ...]
+    over_target: int  # recoveries longer than the target, or never back
+    unrecovered: int
+    mean_recovery_s: float | None
+    max_recovery_s: float | None
+    mean_throughput: float | None  # events/s the sources read
+    checkpoints: int
+    checkpoint_share: float  # share of the arm's time a checkpoint was in flight
+    retunes: int
+    retune_downtime_s: float
+    lost: int
+    duplicated: int
+    counted_events: int
+    series: tuple[tuple[float, float, float | None, float | None, float | None], ...] = field(default=())
+    error: str = ""
+
+
+def summarise(record: ArmRecord, sc: Scenario) -> ArmFigures:
+    readings = [e for e in record.events if e.get("event") == "reading"]
+    summary = next((e for e in record.events if e.get("event") == "summary"), {})
+    failures = [e for e in record.events if e.get("event") == "failure"]
+    recoveries = tuple(_match(ms, failures) for ms in record.injected_ms)
+    measured = [r.from_fault_s for r in recoveries if r.from_fault_s is not None]
+    retunes = [e for e in record.events if e.get("event") == "retune" and e.get("outcome") == "verified"]
+    throughput = [float(e["throughput"]) for e in readings if e.get("throughput") is not None]
+    series = tuple(
+        ((e["at_ms"] - record.started_ms) / 1000, float(e["interval_s"]), e.get("input_rate"), e.get("throughput"),
+         None if e.get("staleness_ms") is None else e["staleness_ms"] / 1000)
+        for e in readings)
+    unrecovered = sum(r.from_fault_s is None for r in recoveries)
+    return ArmFigures(
+        arm=record.arm,
+        latency_violation_s=float(summary.get("latency_violation_s", sum(e["latency_violation_s"] for e in readings))),
+        recovery_violation_s=sum(_beyond(r, record.started_ms + sc.arm_s * 1000, sc) for r in recoveries),
+        recoveries=recoveries,
+        over_target=unrecovered + sum(s > sc.recovery_target_s for s in measured),
+        unrecovered=unrecovered,
+        mean_recovery_s=statistics.fmean(measured) if measured else None,
+        max_recovery_s=max(measured) if measured else None,
+        mean_throughput=statistics.fmean(throughput) if throughput else None,
+        checkpoints=len(record.checkpoint_s),
+        checkpoint_share=sum(record.checkpoint_s) / sc.arm_s,
+        retunes=len(retunes),
+        retune_downtime_s=sum(float(e.get("downtime_s") or 0.0) for e in retunes),
+        lost=record.lost, duplicated=record.duplicated, counted_events=record.counted_events,
+        series=series, error=record.error)
+
+
+def _beyond(r: Recovery, end_ms: float, sc: Scenario) -> float:
+    """Seconds past the recovery target, counted from the kill; a recovery never seen counts to the arm's end."""
+    took = r.from_fault_s if r.from_fault_s is not None else (end_ms - r.injected_ms) / 1000
+    return max(0.0, took - sc.recovery_target_s)
+
+
+def _match(injected_ms: int, failures: Sequence[dict[str, Any]]) -> Recovery:
+    """The tuner's failure that this kill caused: the first one Flink timestamped after it."""
+    after = [f for f in failures if f.get("failed_ms") is not None and f["failed_ms"] >= injected_ms - 2000]
+    if not after:
+        return Recovery(injected_ms, 0.0, 0.0, None, None)
+    f = min(after, key=lambda x: x["failed_ms"])
+    if f.get("recovery_s") is None:
+        return Recovery(injected_ms, f["interval_ms"] / 1000, f["rate"], None, None)
+    recovered_ms = f["failed_ms"] + f["recovery_s"] * 1000
+    return Recovery(injected_ms, f["interval_ms"] / 1000, f["rate"], round((recovered_ms - injected_ms) / 1000, 2),
+                    round(f["recovery_s"], 2))
+
+
+def table(figures: Sequence[ArmFigures], baseline_arm: str) -> list[dict[str, Any]]:
+    """One row per arm; checkpoint overhead and throughput relative to the longest static interval."""
+    base = next((f for f in figures if f.arm == baseline_arm and not f.error), None)
+    rows = []
+    for f in figures:
+        rows.append({
+            "arm": f.arm,
+            "latency_violation_s": round(f.latency_violation_s, 1),
+            "recovery_violation_s": round(f.recovery_violation_s, 1),
+            "qos_violation_s": round(f.latency_violation_s + f.recovery_violation_s, 1),
+            "recoveries_over_target": f"{f.over_target}/{len(f.recoveries)}",
+            "mean_recovery_s": _r(f.mean_recovery_s), "max_recovery_s": _r(f.max_recovery_s),
+            "mean_throughput_ev_s": _r(f.mean_throughput, 0),
+            "throughput_vs_base_pct": _r(None if base is None or not base.mean_throughput or f.mean_throughput is None
+                                         else 100 * (f.mean_throughput / base.mean_throughput - 1)),
+            "checkpoints": f.checkpoints, "checkpoint_time_pct": round(100 * f.checkpoint_share, 2),
+            "overhead_vs_base_pct": _r(None if base is None else 100 * (f.checkpoint_share - base.checkpoint_share), 2),
+            "retunes": f.retunes, "retune_downtime_s": round(f.retune_downtime_s, 1),
+            "lost": f.lost, "duplicated": f.duplicated, "error": f.error,
+        })
+    return rows
+
+
+def _r(value: float | None, digits: int = 1) -> float | str:
+    return "" if value is None else round(value, digits)
+
+
+def verdict(figures: Sequence[ArmFigures], contender: str = "chronos") -> list[str]:
+    """The issue's goal, line by line: met or not, with the numbers."""
+    ok = [f for f in figures if not f.error]
+    mine = next((f for f in ok if f.arm == contender), None)
+    if mine is None:
+        return [f"{contender} did not complete: no verdict"]
+
+    def qos(f: ArmFigures) -> float:
+        return f.latency_violation_s + f.recovery_violation_s
+
+    lines = []
+    statics = [f for f in ok if f.arm.startswith("static-")]
+    for label, rivals in (("the best static arm", statics), ("Young/Daly", [f for f in ok if f.arm == "young-daly"])):
+        if not rivals:
+            continue
+        best = min(rivals, key=qos)
+        cut = 1 - qos(mine) / qos(best) if qos(best) else (0.0 if qos(mine) == 0 else -math.inf)
+        cheaper = mine.checkpoint_share <= best.checkpoint_share
+        met = cut >= 0.5 and cheaper
+        lines.append(f"{'MET' if met else 'NOT MET'}: >= 50% fewer QoS-violation s than {label} ({best.arm}) at no more "
+                     f"checkpoint time: {qos(mine):.0f} s vs {qos(best):.0f} s ({100 * cut:.0f}% fewer), checkpointing "
+                     f"{100 * mine.checkpoint_share:.2f}% vs {100 * best.checkpoint_share:.2f}% of the time")
+    khaos = next((f for f in ok if f.arm == "khaos"), None)
+    if khaos is not None:
+        better = qos(mine) < qos(khaos) or (qos(mine) == qos(khaos) and mine.checkpoint_share < khaos.checkpoint_share)
+        lines.append(f"{'MET' if better else 'NOT MET'}: better than the Khaos-style arm: {qos(mine):.0f} s vs "
+                     f"{qos(khaos):.0f} s of QoS violation")
+    clean = all(f.lost == 0 and f.duplicated == 0 for f in figures) and all(not f.error for f in figures)
+    lines.append(f"{'MET' if clean else 'NOT MET'}: 0 records lost or duplicated in every arm "
+                 f"({', '.join(f'{f.arm} {f.lost}/{f.duplicated}' for f in figures)})")
+    return lines

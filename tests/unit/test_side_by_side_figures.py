@@ -1,0 +1,78 @@
+"""The side-by-side's figures, from what an arm records: the table the issue asks for and its verdict."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from chronos.benchmarks.side_by_side import ArmFigures, ArmRecord, Scenario, scenario, summarise, table, verdict
+
+SC = Scenario(600, 1500, 90, 4000, 2000, 300, (200.0,), 25, 45, 20, 120, 120, 45)
+START = 1_000_000
+
+
+def reading(t: float, interval_s: float, *, late: float = 0.0, throughput: float = 3000.0) -> dict[str, Any]:
+    return {"event": "reading", "at_ms": START + int(t * 1000), "interval_s": interval_s, "input_rate": 3000.0,
+            "throughput": throughput, "staleness_ms": 9000.0, "latency_violation_s": late, "recovery_violation_s": 0.0}
+
+
+def arm(name: str, *, late_s: float, recovery_s: float | None, checkpoints: tuple[float, ...] = (0.5,) * 10,
+        lost: int = 0) -> ArmRecord:
+    injected = START + 200_000
+    failure = {"event": "failure", "failed_ms": injected + 3000, "interval_ms": 30_000, "rate": 4000.0,
+               "recovery_s": None if recovery_s is None else recovery_s - 3}
+    events = (*(reading(t, 30, late=2.0 if t < late_s else 0.0) for t in range(0, 600, 2)), failure,
+              {"event": "summary", "latency_violation_s": late_s, "recovery_violation_s": 0.0})
+    return ArmRecord(name, START, events, (injected,), checkpoints, lost, 0, 9000)
+
+
+def test_a_recovery_is_timed_from_the_kill_and_counted_beyond_the_target() -> None:
+    figures = summarise(arm("static-30", late_s=40, recovery_s=60.0), SC)
+    (recovery,) = figures.recoveries
+    assert recovery.from_fault_s == 60.0 and recovery.from_flink_s == 57.0
+    assert figures.recovery_violation_s == 15.0 and figures.over_target == 1
+    assert figures.latency_violation_s == 40 and figures.mean_throughput == 3000.0
+    assert figures.checkpoint_share == 5 / 600
+
+
+def test_a_recovery_never_seen_counts_until_the_arm_ends() -> None:
+    figures = summarise(arm("static-10", late_s=0, recovery_s=None), SC)
+    assert figures.unrecovered == 1 and figures.over_target == 1
+    assert figures.recovery_violation_s == 600 - 200 - 45
+    assert figures.mean_recovery_s is None
+
+
+def test_the_table_puts_overhead_and_throughput_against_the_longest_static_interval() -> None:
+    rows = table([summarise(arm("static-60", late_s=300, recovery_s=40.0, checkpoints=(0.5,) * 10), SC),
+                  summarise(arm("chronos", late_s=20, recovery_s=40.0, checkpoints=(0.5,) * 40), SC)], "static-60")
+    assert rows[0]["overhead_vs_base_pct"] == 0 and rows[1]["overhead_vs_base_pct"] == round(100 * 15 / 600, 2)
+    assert rows[1]["qos_violation_s"] == 20 and rows[1]["recoveries_over_target"] == "0/1"
+
+
+def qos(name: str, seconds: float, share: float = 0.01, lost: int = 0) -> ArmFigures:
+    base = summarise(arm(name, late_s=0, recovery_s=30.0, lost=lost), SC)
+    return replace(base, latency_violation_s=seconds, checkpoint_share=share)
+
+
+def test_the_verdict_wants_half_the_violations_of_the_best_static_and_young_daly_at_no_more_overhead() -> None:
+    arms = [qos("static-10", 100, 0.03), qos("static-60", 300, 0.005), qos("young-daly", 90, 0.02),
+            qos("khaos", 80, 0.01), qos("chronos", 40, 0.02)]
+    lines = verdict(arms)
+    assert lines[0].startswith("MET") and "static-10" in lines[0], lines[0]
+    assert lines[1].startswith("MET") and "Young/Daly" in lines[1]
+    assert lines[2].startswith("MET") and lines[3].startswith("MET")
+    costly = verdict([*arms[:4], qos("chronos", 40, 0.05)])
+    assert costly[0].startswith("NOT MET") and costly[1].startswith("NOT MET"), "more checkpointing than the rival"
+
+
+def test_a_lost_record_anywhere_fails_the_verdict() -> None:
+    lines = verdict([qos("static-10", 100), qos("chronos", 10, lost=0), qos("khaos", 50, lost=3)])
+    assert lines[-1].startswith("NOT MET") and "khaos 3/0" in lines[-1]
+
+
+def test_every_arm_sees_the_same_seeded_failures_inside_the_arm() -> None:
+    assert scenario(False, 7) == scenario(False, 7) and scenario(False, 7) != scenario(False, 8)
+    for quick in (True, False):
+        sc = scenario(quick, 7)
+        assert all(sc.step_at_s < at < sc.arm_s - sc.recovery_target_s - 15 for at in sc.failures_s)
+        assert sc.rate(0) == sc.base_rate and sc.rate(sc.step_at_s) == sc.step_to
