@@ -62,10 +62,12 @@ ARMS: dict[str, dict[str, Any]] = {
                                  "args": ["--strategy", "static", "--static-interval", f"{DOCS_TYPICAL_S}s"]},
     # Young/Daly with the checkpoint cost the tuner measures and the MTBF the failure schedule implies.
     "young-daly": {"start_s": DOCS_TYPICAL_S, "args": ["--strategy", "daly"], "mtbf_from_schedule": True},
-    # Khaos as published: OLS models fitted once, ratios of median predictions to the targets (no margin, no
-    # calibration), a decision every 300 s, only changes of 5 s or more.
+    # Khaos as published: OLS models fitted once, ratios of median predictions to the targets (no margin), a
+    # decision every 300 s (the full run), only changes of 5 s or more. One departure: its latency model is
+    # scaled to the live job as chronos's is. Khaos profiles the job itself; the profile here is older than the
+    # job (its p99 is 4-5x the live one), and Khaos should not lose for a profile it would not have had.
     "khaos": {"start_s": DOCS_TYPICAL_S, "args": ["--strategy", "khaos"], "khaos": True,
-              "policy": {"safety_margin": 0.0, "conservative": False, "calibrate_latency": False,
+              "policy": {"safety_margin": 0.0, "conservative": False, "calibrate_latency": True,
                          "min_change_rel": 0.0, "min_change_abs_s": 5.0}},
     "chronos": {"start_s": DOCS_TYPICAL_S, "args": ["--strategy", "chronos"]},
 }

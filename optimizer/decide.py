@@ -80,6 +80,10 @@ def _choose(evaluation: Evaluation, policy: TunePolicy) -> tuple[Assessment | No
         return None, wanted, True, "none", f"{policy.strategy}: checkpoint cost {cost:.2f} s, MTBF {mtbf:,.0f} s"
     if evaluation.current.recovery is None and evaluation.current.latency is None:
         return None, None, True, "unknown", "no models yet: run `chronos profile run`, or let live failures teach it"
+    if policy.calibrate_latency and evaluation.current.latency is not None and evaluation.observed_p99_ms is None:
+        # A profile's latency is scaled to the live job before it is believed (its cluster, its load are not
+        # this one's); until the first output shows, the raw profile would decide, 4x off on the bench's job.
+        return None, None, True, "unknown", "no p99 seen yet to scale the latency model to this job"
     if policy.strategy == "khaos":
         return _khaos(candidates)
     feasible = [c for c in candidates if c.ok]

@@ -4,6 +4,7 @@ and recomputed from a saved arms.json without running anything again."""
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 import statistics
@@ -80,7 +81,7 @@ class ArmFigures:
     unrecovered: int
     mean_recovery_s: float | None
     max_recovery_s: float | None
-    mean_throughput: float | None  # events/s the sources read
+    mean_throughput: float | None  # events/s the sources read, time-weighted (= the input rate if it keeps up)
     checkpoints: int
     checkpoint_share: float  # share of the arm's time a checkpoint was in flight
     retunes: int
@@ -99,7 +100,6 @@ def summarise(record: ArmRecord, sc: Scenario) -> ArmFigures:
     recoveries = tuple(_match(ms, failures) for ms in record.injected_ms)
     measured = [r.from_fault_s for r in recoveries if r.from_fault_s is not None]
     retunes = [e for e in record.events if e.get("event") == "retune" and e.get("outcome") == "verified"]
-    throughput = [float(e["throughput"]) for e in readings if e.get("throughput") is not None]
     series = tuple(
         ((e["at_ms"] - record.started_ms) / 1000, float(e["interval_s"]), e.get("input_rate"), e.get("throughput"),
          None if e.get("staleness_ms") is None else e["staleness_ms"] / 1000)
@@ -114,13 +114,23 @@ def summarise(record: ArmRecord, sc: Scenario) -> ArmFigures:
         unrecovered=unrecovered,
         mean_recovery_s=statistics.fmean(measured) if measured else None,
         max_recovery_s=max(measured) if measured else None,
-        mean_throughput=statistics.fmean(throughput) if throughput else None,
+        mean_throughput=_time_weighted([(e["at_ms"], e.get("throughput")) for e in readings]),
         checkpoints=len(record.checkpoint_s),
         checkpoint_share=sum(record.checkpoint_s) / sc.arm_s,
         retunes=len(retunes),
         retune_downtime_s=sum(float(e.get("downtime_s") or 0.0) for e in retunes),
         lost=record.lost, duplicated=record.duplicated, counted_events=record.counted_events,
         series=series, error=record.error)
+
+
+def _time_weighted(points: Sequence[tuple[int, float | None]]) -> float | None:
+    """Mean of a rate read at uneven moments, each reading standing for the time since the one before."""
+    total = seconds = 0.0
+    for (before, _), (at, value) in itertools.pairwise(points):
+        if value is not None and at > before:
+            total += value * (at - before) / 1000
+            seconds += (at - before) / 1000
+    return total / seconds if seconds else None
 
 
 def _beyond(r: Recovery, end_ms: float, sc: Scenario) -> float:

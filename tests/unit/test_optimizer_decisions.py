@@ -217,3 +217,11 @@ def test_khaos_does_not_move_when_no_interval_meets_both_or_the_change_is_under_
     chosen = decide(evaluate(history(30, 2000), models(), KHAOS), KHAOS, now_s=10_000).interval_s
     near = decide(evaluate(history(chosen + 4, 2000), models(), KHAOS), KHAOS, now_s=10_000)
     assert near.action == "keep", near.explain()
+
+
+def test_a_latency_model_not_yet_scaled_to_the_live_job_decides_nothing() -> None:
+    unseen = TuneHistory(**{**history(30, 2000).__dict__, "p99_ms": None})
+    decision = decide(evaluate(unseen, models(), POLICY), POLICY, now_s=10_000)
+    assert decision.action == "keep" and decision.wanted_s is None and "no p99 seen yet" in decision.reason
+    raw = POLICY.model_copy(update={"calibrate_latency": False})
+    assert decide(evaluate(unseen, models(), raw), raw, now_s=10_000).wanted_s is not None
