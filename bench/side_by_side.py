@@ -324,8 +324,10 @@ def plot_summary(path: Path, figures: list[ArmFigures]) -> None:
     axes[1].legend(fontsize=8)
     axes[2].bar(names, [100 * f.checkpoint_share for f in figures], color="tab:grey")
     axes[2].set_title("time checkpointing (%)")
-    axes[3].bar(names, [f.mean_throughput or 0 for f in figures], color="tab:green")
-    axes[3].set_title("mean throughput (events/s)")
+    axes[3].bar(names, [f.mean_throughput or 0 for f in figures], color="tab:green", alpha=0.5, label="read")
+    axes[3].bar(names, [f.mean_input_rate or 0 for f in figures], color="tab:green", label="arrived")
+    axes[3].set_title("mean throughput (events/s): read vs arrived")
+    axes[3].legend(fontsize=8)
     for ax in axes:
         ax.tick_params(axis="x", rotation=30, labelsize=8)
     fig.tight_layout()

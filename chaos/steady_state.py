@@ -52,6 +52,10 @@ class SteadyState:
         return self.p99_ms is None or sample.p99_ms is None or self.p99_ms.contains(sample.p99_ms)
 
 
+KEEPING_UP = SteadyState(throughput=None, lag=None, p99_ms=None, keeping_up=Band(0.9, 1.1))
+"""The steady state when none could be learned: reading what arrives, within 10 % (a catch-up burst is not it)."""
+
+
 def _band(values: Sequence[float], k: float, min_share: float, two_sided: bool, min_abs: float) -> Band:
     center = statistics.median(values)
     spread = MAD_TO_SIGMA * statistics.median(abs(v - center) for v in values)

@@ -31,7 +31,7 @@ def test_a_recovery_is_timed_from_the_kill_and_counted_beyond_the_target() -> No
     (recovery,) = figures.recoveries
     assert recovery.from_fault_s == 60.0 and recovery.from_flink_s == 57.0
     assert figures.recovery_violation_s == 15.0 and figures.over_target == 1
-    assert figures.latency_violation_s == 40 and figures.mean_throughput == 3000.0
+    assert figures.latency_violation_s == 40 and figures.mean_throughput == figures.mean_input_rate == 3000.0
     assert figures.checkpoint_share == 5 / 600
 
 
@@ -47,6 +47,7 @@ def test_the_table_puts_overhead_and_throughput_against_the_longest_static_inter
                   summarise(arm("chronos", late_s=20, recovery_s=40.0, checkpoints=(0.5,) * 40), SC)], "static-60")
     assert rows[0]["overhead_vs_base_pct"] == 0 and rows[1]["overhead_vs_base_pct"] == round(100 * 15 / 600, 2)
     assert rows[1]["qos_violation_s"] == 20 and rows[1]["recoveries_over_target"] == "0/1"
+    assert rows[1]["reread_pct"] == 0, "read what arrived, nothing replayed"
 
 
 def qos(name: str, seconds: float, share: float = 0.01, lost: int = 0) -> ArmFigures:
