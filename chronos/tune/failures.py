@@ -121,5 +121,6 @@ class FailureWatch:
 
 def _stalled(reading: LiveReading) -> bool:
     """Input arrives and (almost) nothing is read: a failure Flink has not noticed yet, or a job not yet started."""
-    return bool(reading.input_rate) and (reading.throughput is None
-                                         or reading.throughput < 0.1 * (reading.input_rate or 0.0))
+    if not reading.input_rate:
+        return False
+    return reading.throughput is None or reading.throughput < 0.1 * reading.input_rate
