@@ -367,10 +367,13 @@ def main() -> int:
     parser.add_argument("--from-json", type=Path, help="redo the table and plots from a saved arms.json; run nothing")
     args = parser.parse_args()
     if args.from_json:
-        saved = json.loads(args.from_json.read_text())
-        sc = Scenario(**{**saved["scenario"], "failures_s": tuple(saved["scenario"]["failures_s"])})
-        saved_records = [ArmRecord(**{**r, **{k: tuple(r[k]) for k in ("events", "injected_ms", "checkpoint_s")}})
-                         for r in saved["records"]]
+        try:
+            saved = json.loads(args.from_json.read_text())
+            sc = Scenario(**{**saved["scenario"], "failures_s": tuple(saved["scenario"]["failures_s"])})
+            saved_records = [ArmRecord(**{**r, **{k: tuple(r[k]) for k in ("events", "injected_ms", "checkpoint_s")}})
+                             for r in saved["records"]]
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            parser.error(f"{args.from_json} is not an arms.json this bench wrote: {type(exc).__name__}: {exc}")
         write_outputs(args.out, saved_records, sc, saved["quick"], saved["laps"])
         console.print((args.out / "results.md").read_text())
         return 0
