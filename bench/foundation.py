@@ -22,6 +22,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+import psutil
 from rich.console import Console
 from rich.table import Table
 
@@ -44,14 +45,11 @@ console = Console(stderr=True)
 
 
 def rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
+    return float(psutil.Process(pid).memory_info().rss) / 1024 / 1024
 
 
 def rss_all(state: StackState) -> dict[str, float]:
-    return {name: round(rss_mb(pid), 0) for name, pid in state.pids().items()}
+    return {name: round(rss_mb(record.pid), 0) for name, record in state.processes().items()}
 
 
 class Load:

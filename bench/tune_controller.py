@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import psutil
 from rich.console import Console
 from sklearn.linear_model import LinearRegression
 
@@ -47,7 +48,6 @@ from chronos.tune.retune import Retuner, TunedJob
 CACHE = Path.home() / ".cache" / "chronos"
 RESULTS = Path(__file__).parent / "results"
 console = Console(stderr=True)
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def sweep_rows() -> list[dict[str, Any]]:
@@ -132,10 +132,9 @@ def write_sweep_profile(db: Path, job_name: str) -> None:
 
 def proc_sample(pid: int) -> tuple[float, int]:
     """(CPU seconds used so far, RSS bytes) of a process and its threads."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    cpu = (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
-    rss = int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
-    return cpu, rss
+    proc = psutil.Process(pid)
+    times = proc.cpu_times()
+    return float(times.user + times.system), int(proc.memory_info().rss)
 
 
 def retunes_section(state: Any, sd: str, count: int) -> dict[str, Any]:

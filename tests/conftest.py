@@ -1,6 +1,6 @@
 """Shared fixtures. Integration tests run against a real stack (Kafka broker + Flink cluster)
 started once per session in a temporary directory, on free ports, and stopped at the end with a
-check by PID that nothing survived."""
+check that no process naming the stack's directory survived."""
 
 from __future__ import annotations
 
@@ -24,8 +24,8 @@ from chronos.jobs.rates import ConstantRate
 from chronos.jobs.topics import ensure_topics
 from chronos.model import CheckpointSettings, JobSpec
 from chronos.stack.local_stack import StackOptions, down, up
-from chronos.stack.processes import is_alive
 from chronos.stack.state import StackState
+from tests.support.processes import leftovers
 
 
 def cache_dir() -> Path:
@@ -41,7 +41,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StackState]:
         yield state
     finally:
         down(stack_dir)
-        survivors = {name: pid for name, pid in state.pids().items() if is_alive(pid)}
+        survivors = leftovers(stack_dir)
         assert not survivors, f"processes survived `stack down`: {survivors}"
 
 

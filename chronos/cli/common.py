@@ -34,3 +34,8 @@ def stack_dir_of(value: Path | None) -> Path:
 
 def print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
+
+
+def say_stale(line: str) -> None:
+    """A recorded process chronos will not touch: said on stderr, one line, never an error."""
+    err.print(line, style="yellow", highlight=False, soft_wrap=True, markup=False)

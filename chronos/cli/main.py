@@ -15,7 +15,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from chronos.cli.common import AsJson, Bootstrap, RestUrl, StackDir, err, out
+from chronos.cli.common import AsJson, Bootstrap, RestUrl, StackDir, err, out, say_stale
 from chronos.cli.common import print_json as _print_json
 from chronos.cli.common import stack_dir_of as _stack_dir
 from chronos.cli.observability_commands import dashboards, prometheus_app, report
@@ -99,8 +99,11 @@ def stack_down(stack_dir: StackDir = None) -> None:
     from chronos.stack.prometheus_server import stop_local_prometheus
 
     with err.status("stopping the stack"):
-        stop_local_prometheus(_stack_dir(stack_dir))
-        stopped = down(_stack_dir(stack_dir))
+        prometheus = stop_local_prometheus(_stack_dir(stack_dir), say_stale)
+        result = down(_stack_dir(stack_dir))
+    for line in result.stale:
+        say_stale(line)
+    stopped = [*result.stopped, *(["prometheus"] if prometheus else [])]
     out.print(f"stopped: {', '.join(stopped)}" if stopped else "nothing was running")
 
 
@@ -110,9 +113,11 @@ def stack_status(stack_dir: StackDir = None, as_json: AsJson = False) -> None:
     from chronos.stack.local_stack import status
 
     st = status(_stack_dir(stack_dir))
+    for line in st.stale:
+        say_stale(line)
     if as_json:
         _print_json({"health": st.health, "components": [asdict(c) for c in st.components],
-                     "helpers": dict(st.helpers),
+                     "helpers": dict(st.helpers), "stale": list(st.stale),
                      "state": st.state.model_dump() if st.state else None})
     else:
         out.print(f"stack: [bold]{st.health}[/]")
@@ -233,7 +238,8 @@ def load_stop(stack_dir: StackDir = None) -> None:
     """Stop the background load generator."""
     from chronos.stack.helpers import stop_helper
 
-    out.print("stopped the load generator" if stop_helper(_stack_dir(stack_dir), "load") else "no load generator was running")
+    stopped = stop_helper(_stack_dir(stack_dir), "load", say_stale)
+    out.print("stopped the load generator" if stopped else "no load generator was running")
 
 
 # -- observe -------------------------------------------------------------------------------------
@@ -285,7 +291,8 @@ def observe_stop(stack_dir: StackDir = None) -> None:
     """Stop the background latency observer."""
     from chronos.stack.helpers import stop_helper
 
-    out.print("stopped the observer" if stop_helper(_stack_dir(stack_dir), "observe") else "no observer was running")
+    stopped = stop_helper(_stack_dir(stack_dir), "observe", say_stale)
+    out.print("stopped the observer" if stopped else "no observer was running")
 
 
 # -- job -----------------------------------------------------------------------------------------

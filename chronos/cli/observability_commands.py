@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from chronos.cli.common import AsJson, StackDir, err, out, print_json, stack_dir_of
+from chronos.cli.common import AsJson, StackDir, err, out, print_json, say_stale, stack_dir_of
 from chronos.errors import InvalidInput
 from chronos.model import parse_interval_ms
 
@@ -37,7 +37,7 @@ def prometheus_up(
     if state is None:
         raise InvalidInput(f"no stack in {sd}; run `chronos stack up` first")
     targets = [*state.prometheus_urls, *(f"http://{t}/metrics" for t in (tuner or ["127.0.0.1:9464"]))]
-    server = start_local_prometheus(sd, targets, port or None)
+    server = start_local_prometheus(sd, targets, port or None, say_stale)
     if as_json:
         print_json({"url": server.url, "pid": server.pid, "targets": targets})
         return
@@ -51,7 +51,7 @@ def prometheus_down(stack_dir: StackDir = None) -> None:
     """Stop the Prometheus `chronos prometheus up` started (its data stays in the stack directory)."""
     from chronos.stack.prometheus_server import stop_local_prometheus
 
-    stopped = stop_local_prometheus(stack_dir_of(stack_dir))
+    stopped = stop_local_prometheus(stack_dir_of(stack_dir), say_stale)
     out.print("Prometheus stopped" if stopped else "no Prometheus running for this stack")
 
 

@@ -41,9 +41,14 @@ def default_cache_dir() -> Path:
 
 
 def require_stack(stack_dir: Path) -> StackState:
+    """The running stack's state. A state file none of whose processes is still the one it recorded
+    (left by a crash or a reboot) is a stopped stack: its ports and PIDs may belong to anything now."""
     state = load_state(stack_dir)
     if state is None:
         raise StackError(f"no stack is running in {stack_dir}; start one with `chronos stack up`")
+    if not state.any_running():
+        raise StackError(f"no stack is running in {stack_dir} (its state file is stale: no process it records is "
+                         "running); `chronos stack down` clears it, `chronos stack up` starts one")
     return state
 
 

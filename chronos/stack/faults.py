@@ -1,12 +1,11 @@
 """Faults on the local stack's processes: kill or pause a TaskManager, restart the Kafka broker.
 
 Each updates the stack state file when it replaces a process, so `status` and `down` keep knowing
-every PID the stack runs.
+every process the stack runs; none signals a recorded PID that now holds another process.
 """
 
 from __future__ import annotations
 
-import os
 import signal
 import time
 from collections.abc import Callable
@@ -17,8 +16,10 @@ from chronos.flink.distribution import find_distribution
 from chronos.model import FaultRecord
 from chronos.stack import kafka_broker
 from chronos.stack.flink_cluster import start_taskmanager
-from chronos.stack.processes import is_alive, terminate
+from chronos.stack.processes import ProcessRecord, check, descendants, send, stop
 from chronos.stack.state import StackState, load_state, save_state
+
+PYTHON_WORKER_MAIN = "pyflink.fn_execution.beam.beam_boot"
 
 
 def _now_ms() -> int:
@@ -32,11 +33,28 @@ def _state(stack_dir: Path) -> StackState:
     return state
 
 
-def _live_taskmanager(state: StackState, index: int) -> int:
-    live = [pid for pid in state.taskmanager_pids if is_alive(pid)]
+def _live_taskmanagers(state: StackState) -> list[ProcessRecord]:
+    """The TaskManagers that are still the processes the stack started; refused, naming each stale
+    entry, when there is none."""
+    checks = [check(record) for record in state.taskmanagers]
+    live = [found.record for found in checks if found.ours]
     if not live:
-        raise StackError("no live TaskManager to break")
+        stale = "; ".join(found.stale_line() for found in checks if found.verdict == "stale")
+        raise StackError("no live TaskManager of this stack to break" + (f" ({stale})" if stale else ""))
+    return live
+
+
+def _live_taskmanager(state: StackState, index: int) -> ProcessRecord:
+    live = _live_taskmanagers(state)
     return live[index % len(live)]
+
+
+def _signal(record: ProcessRecord, sig: signal.Signals, what: str) -> None:
+    found = send(record, sig)
+    if found.verdict == "stale":
+        raise StackError(f"{what}: {found.stale_line()}")
+    if found.verdict == "gone":
+        raise StackError(f"{what}: pid {record.pid} ({record.role}) is gone")
 
 
 class KillTaskManager:
@@ -54,23 +72,23 @@ class KillTaskManager:
         state = _state(self._stack_dir)
         victim = _live_taskmanager(state, self._index)
         wall, mono = self._wall_ms(), time.monotonic()
-        os.kill(victim, signal.SIGKILL)
-        detail = f"killed pid {victim}"
-        survivors = tuple(pid for pid in state.taskmanager_pids if pid != victim)
+        _signal(victim, signal.SIGKILL, "cannot kill the TaskManager")
+        detail = f"killed pid {victim.pid}"
+        survivors = tuple(record for record in state.taskmanagers if record.pid != victim.pid)
         if self._replace:
             new = start_taskmanager(find_distribution(), Path(state.stack_dir) / "flink")
             survivors += (new,)
-            detail += f", started pid {new}"
-        save_state(state.model_copy(update={"taskmanager_pids": survivors}))
-        return FaultRecord("kill-taskmanager", f"pid {victim}", wall, mono, detail)
+            detail += f", started pid {new.pid}"
+        save_state(state.model_copy(update={"taskmanagers": survivors}))
+        return FaultRecord("kill-taskmanager", f"pid {victim.pid}", wall, mono, detail)
 
     def rollback(self) -> None:
         """Bring the TaskManager count back to what the stack was started with."""
         state = _state(self._stack_dir)
-        live = tuple(pid for pid in state.taskmanager_pids if is_alive(pid))
+        live = tuple(record for record in state.taskmanagers if check(record).ours)
         if not live:
             live = (start_taskmanager(find_distribution(), Path(state.stack_dir) / "flink"),)
-        save_state(state.model_copy(update={"taskmanager_pids": live}))
+        save_state(state.model_copy(update={"taskmanagers": live}))
 
 
 class PauseTaskManager:
@@ -84,54 +102,29 @@ class PauseTaskManager:
         self._index = index
         self._sleep = sleep
         self._wall_ms = wall_ms
-        self._paused: int | None = None
+        self._paused: ProcessRecord | None = None
 
     def inject(self) -> FaultRecord:
         victim = _live_taskmanager(_state(self._stack_dir), self._index)
         wall, mono = self._wall_ms(), time.monotonic()
-        os.kill(victim, signal.SIGSTOP)
+        _signal(victim, signal.SIGSTOP, "cannot pause the TaskManager")
         self._paused = victim
         try:
             self._sleep(self._seconds)
         finally:
             self.rollback()
-        return FaultRecord("pause-taskmanager", f"pid {victim}", wall, mono, f"paused {self._seconds:g} s")
+        return FaultRecord("pause-taskmanager", f"pid {victim.pid}", wall, mono, f"paused {self._seconds:g} s")
 
     def rollback(self) -> None:
-        if self._paused is not None and is_alive(self._paused):
-            os.kill(self._paused, signal.SIGCONT)
+        if self._paused is not None:
+            send(self._paused, signal.SIGCONT)
         self._paused = None
 
 
-def _children(pid: int, proc: Path = Path("/proc")) -> list[int]:
-    """Every descendant of `pid`, from the parent ids in /proc/*/stat."""
-    parents: dict[int, int] = {}
-    for stat in proc.glob("[0-9]*/stat"):
-        try:
-            parents[int(stat.parent.name)] = int(stat.read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-    found, frontier = [], [pid]
-    while frontier:
-        current = frontier.pop()
-        kids = [child for child, parent in parents.items() if parent == current]
-        found.extend(kids)
-        frontier.extend(kids)
-    return found
-
-
-def python_workers(state: StackState, proc: Path = Path("/proc")) -> list[int]:
-    """PIDs of the Python UDF workers the TaskManagers launched (pyflink's Beam worker processes)."""
-    workers = []
-    for tm in state.taskmanager_pids:
-        for pid in _children(tm, proc):
-            try:
-                argv = (proc / str(pid) / "cmdline").read_bytes().replace(b"\0", b" ")
-            except OSError:
-                continue
-            if b"python" in argv and b"pyflink" in argv and b"beam" in argv:
-                workers.append(pid)
-    return workers
+def python_workers(state: StackState) -> list[ProcessRecord]:
+    """The Python UDF workers the TaskManagers launched (pyflink's Beam worker processes)."""
+    return [worker for tm in state.taskmanagers
+            for worker in descendants(tm, PYTHON_WORKER_MAIN, "a Python UDF worker of this stack")]
 
 
 class KillPythonWorker:
@@ -148,8 +141,9 @@ class KillPythonWorker:
             raise StackError("no Python worker is running: the job has no Python UDFs (SQL without UDFs runs in the JVM)")
         victim = workers[0]
         wall, mono = self._wall_ms(), time.monotonic()
-        os.kill(victim, signal.SIGKILL)
-        return FaultRecord("kill-python-worker", f"pid {victim}", wall, mono, f"killed pid {victim} of {len(workers)}")
+        _signal(victim, signal.SIGKILL, "cannot kill the Python worker")
+        return FaultRecord("kill-python-worker", f"pid {victim.pid}", wall, mono,
+                           f"killed pid {victim.pid} of {len(workers)}")
 
     def rollback(self) -> None:
         """Nothing to undo: Flink starts a new worker with the restarted task."""
@@ -164,30 +158,30 @@ class RestartKafka:
 
     def inject(self) -> FaultRecord:
         state = _state(self._stack_dir)
-        if state.kafka_pid is None:
+        if state.kafka is None:
             raise StackError(f"the stack in {self._stack_dir} shares another stack's broker: restart that one")
+        found = check(state.kafka)
+        if found.verdict == "stale":
+            raise StackError(f"cannot restart Kafka: {found.stale_line()}")
         wall, mono = self._wall_ms(), time.monotonic()
-        terminate([state.kafka_pid], grace_seconds=30)
+        stop([state.kafka], grace_seconds=30)
         self._start(state)
-        return FaultRecord("restart-kafka", f"pid {state.kafka_pid}", wall, mono,
+        return FaultRecord("restart-kafka", f"pid {state.kafka.pid}", wall, mono,
                            f"restarted as pid {_state(self._stack_dir).kafka_pid}")
 
     def _start(self, state: StackState) -> None:
-        pid = kafka_broker.start_broker(Path(state.kafka_lib), Path(state.stack_dir) / "kafka",
-                                        state.kafka_port, state.kafka_controller_port)
-        save_state(state.model_copy(update={"kafka_pid": pid}))
-        kafka_broker.wait_ready(state.bootstrap, pid)
+        record = kafka_broker.start_broker(Path(state.kafka_lib), Path(state.stack_dir) / "kafka",
+                                           state.kafka_port, state.kafka_controller_port)
+        save_state(state.model_copy(update={"kafka": record}))
+        kafka_broker.wait_ready(state.bootstrap, record)
 
     def rollback(self) -> None:
         state = _state(self._stack_dir)
-        if state.kafka_pid is not None and not is_alive(state.kafka_pid):
+        if state.kafka is not None and check(state.kafka).verdict == "gone":
             self._start(state)
 
 
 def resume_taskmanagers(stack_dir: Path) -> list[int]:
     """SIGCONT every TaskManager of the stack (a rollback for pauses); returns the PIDs resumed."""
     state = _state(stack_dir)
-    live = [pid for pid in state.taskmanager_pids if is_alive(pid)]
-    for pid in live:
-        os.kill(pid, signal.SIGCONT)
-    return live
+    return [record.pid for record in state.taskmanagers if send(record, signal.SIGCONT).ours]

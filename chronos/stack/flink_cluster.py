@@ -16,7 +16,8 @@ import yaml
 
 from chronos.errors import StackError
 from chronos.flink.distribution import FlinkDistribution, script_env
-from chronos.stack.processes import is_alive
+from chronos.stack.processes import EXEC_WAIT_S, ProcessRecord, identify, running
+from chronos.stack.state import JOBMANAGER_MAIN, TASKMANAGER_MAIN, flink_conf_mark
 
 
 @dataclass(frozen=True)
@@ -153,34 +154,54 @@ def _run_script(dist: FlinkDistribution, s: FlinkClusterSettings, script: str, *
         raise StackError(f"{script} {' '.join(args)} failed: {(done.stderr or done.stdout).strip()[-300:]}")
 
 
+JOBMANAGER_DAEMON = "standalonesession"
+TASKMANAGER_DAEMON = "taskexecutor"
+
+
+def pid_files(pid_dir: Path, daemon: str) -> list[Path]:
+    """Flink's own pid files of one kind of daemon (its script appends a line per process it starts)."""
+    return sorted(pid_dir.glob(f"flink-*-{daemon}.pid"))
+
+
+def read_pids(pid_file: Path) -> list[int]:
+    return [int(line) for line in pid_file.read_text().split() if line.strip().isdigit()]
+
+
 def _read_pids(pid_dir: Path, daemon: str) -> list[int]:
-    pids: list[int] = []
-    for pid_file in pid_dir.glob(f"flink-*-{daemon}.pid"):
-        pids.extend(int(line) for line in pid_file.read_text().split() if line.strip().isdigit())
-    return pids
+    return [pid for pid_file in pid_files(pid_dir, daemon) for pid in read_pids(pid_file)]
 
 
-def start_cluster(dist: FlinkDistribution, s: FlinkClusterSettings) -> tuple[int, list[int]]:
-    """Start one JobManager and one TaskManager; return (jobmanager pid, taskmanager pids)."""
+def jobmanager_marks(conf_dir: Path) -> tuple[str, str]:
+    return JOBMANAGER_MAIN, flink_conf_mark(conf_dir)
+
+
+def taskmanager_marks(conf_dir: Path) -> tuple[str, str]:
+    return TASKMANAGER_MAIN, flink_conf_mark(conf_dir)
+
+
+def start_cluster(dist: FlinkDistribution, s: FlinkClusterSettings) -> tuple[ProcessRecord, list[ProcessRecord]]:
+    """Start one JobManager and one TaskManager; return their records (JobManager, TaskManagers)."""
     write_conf_dir(dist, s)
     write_lib_dir(dist, s)
     _run_script(dist, s, "jobmanager.sh", "start")
     _run_script(dist, s, "taskmanager.sh", "start")
-    jm = _read_pids(s.pid_dir, "standalonesession")
-    tms = _read_pids(s.pid_dir, "taskexecutor")
+    jm = _read_pids(s.pid_dir, JOBMANAGER_DAEMON)
+    tms = _read_pids(s.pid_dir, TASKMANAGER_DAEMON)
     if not jm or not tms:
         raise StackError(f"Flink started but wrote no PID files in {s.pid_dir}")
-    return jm[-1], tms
+    jobmanager = identify(jm[-1], "this stack's JobManager", jobmanager_marks(s.conf_dir), EXEC_WAIT_S)
+    return jobmanager, [identify(pid, "this stack's TaskManager", taskmanager_marks(s.conf_dir), EXEC_WAIT_S)
+                        for pid in tms]
 
 
-def wait_ready(rest_url: str, slots: int, pids: list[int], timeout_s: float = 90.0) -> None:
+def wait_ready(rest_url: str, slots: int, processes: list[ProcessRecord], timeout_s: float = 90.0) -> None:
     """Ready means /overview reports every expected slot, not that the scripts returned."""
     deadline = time.monotonic() + timeout_s
     last = "no answer"
     while time.monotonic() < deadline:
-        dead = [pid for pid in pids if not is_alive(pid)]
+        dead = [record for record in processes if not running(record)]
         if dead:
-            raise StackError(f"a Flink process (pid {dead[0]}) exited during start; see its log")
+            raise StackError(f"a Flink process (pid {dead[0].pid}) exited during start; see its log")
         try:
             overview = httpx.get(f"{rest_url}/overview", timeout=3.0).json()
             if int(overview.get("slots-total", 0)) >= slots:
@@ -192,14 +213,14 @@ def wait_ready(rest_url: str, slots: int, pids: list[int], timeout_s: float = 90
     raise StackError(f"Flink at {rest_url} did not become ready: {last}")
 
 
-def start_taskmanager(dist: FlinkDistribution, flink_home: Path) -> int:
-    """Start one more TaskManager with the cluster's config; return its PID (a fault's replacement)."""
+def start_taskmanager(dist: FlinkDistribution, flink_home: Path) -> ProcessRecord:
+    """Start one more TaskManager with the cluster's config; return its record (a fault's replacement)."""
     conf, log, pid_dir, lib = flink_home / "conf", flink_home / "log", flink_home / "pid", flink_home / "lib"
-    before = set(_read_pids(pid_dir, "taskexecutor"))
+    before = set(_read_pids(pid_dir, TASKMANAGER_DAEMON))
     env = script_env(conf, log, pid_dir, lib if lib.exists() else None)
     done = subprocess.run(["bash", str(dist.bin / "taskmanager.sh"), "start"], env=env, capture_output=True,
                           text=True, stdin=subprocess.DEVNULL)
-    new = [pid for pid in _read_pids(pid_dir, "taskexecutor") if pid not in before]
+    new = [pid for pid in _read_pids(pid_dir, TASKMANAGER_DAEMON) if pid not in before]
     if done.returncode != 0 or not new:
         raise StackError(f"could not start a TaskManager: {(done.stderr or done.stdout).strip()[-300:]}")
-    return new[-1]
+    return identify(new[-1], "this stack's TaskManager", taskmanager_marks(conf), EXEC_WAIT_S)

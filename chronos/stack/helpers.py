@@ -1,55 +1,112 @@
 """Background helpers the stack manages besides its services (load generator, latency observer):
-one PID file each in the stack directory, so `down` stops them too."""
+one record each in the stack directory (`helpers/<name>.pid.json`: PID, kernel start time, what it was
+started as), so `down` stops them too, and never something else that holds their PID later."""
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from chronos.stack.processes import is_alive, spawn, terminate
+from pydantic import ValidationError
+
+from chronos.stack.processes import ProcessRecord, Report, check, spawn, stop
+
+HELPER_MAIN = "chronos.cli.main"
+
+
+def _quiet(_: str) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class HelperScan:
+    running: dict[str, int] = field(default_factory=dict)  # name -> PID of the helpers that still run
+    stale: tuple[str, ...] = ()  # one line per record whose PID now holds another process
+
+
+@dataclass(frozen=True)
+class HelpersStopped:
+    stopped: tuple[str, ...]
+    stale: tuple[str, ...]
 
 
 def helper_dir(stack_dir: Path) -> Path:
     return stack_dir / "helpers"
 
 
+RECORD_SUFFIX = ".pid.json"
+
+
+def _record_file(stack_dir: Path, name: str) -> Path:
+    return helper_dir(stack_dir) / f"{name}{RECORD_SUFFIX}"
+
+
+def _records(stack_dir: Path) -> list[tuple[str, Path]]:
+    return [(path.name.removesuffix(RECORD_SUFFIX), path) for path in sorted(helper_dir(stack_dir).glob(f"*{RECORD_SUFFIX}"))]
+
+
+def _read(path: Path) -> ProcessRecord | None:
+    try:
+        return ProcessRecord.model_validate_json(path.read_text())
+    except (OSError, ValueError, ValidationError):
+        return None
+
+
 def start_helper(stack_dir: Path, name: str, chronos_args: Sequence[str]) -> int:
     """Run `chronos <args>` detached, logging to helpers/<name>.log; refuses a second live copy."""
     directory = helper_dir(stack_dir)
     directory.mkdir(parents=True, exist_ok=True)
-    pid_file = directory / f"{name}.pid"
-    if pid_file.exists():
-        old = int(pid_file.read_text().strip() or 0)
-        if old and is_alive(old):
-            return old
-    argv = [sys.executable, "-m", "chronos.cli.main", *chronos_args]
-    pid = spawn(argv, directory / f"{name}.log")
-    pid_file.write_text(str(pid))
-    return pid
+    path = _record_file(stack_dir, name)
+    old = _read(path) if path.exists() else None
+    if old is not None and check(old).ours:
+        return old.pid
+    argv = [sys.executable, "-m", HELPER_MAIN, *chronos_args]
+    record = spawn(argv, directory / f"{name}.log", role=f"this stack's {name} helper",
+                   argv_marks=(HELPER_MAIN, *chronos_args[:2]))
+    path.write_text(record.model_dump_json())
+    return record.pid
 
 
-def live_helpers(stack_dir: Path) -> dict[str, int]:
-    found: dict[str, int] = {}
-    for pid_file in sorted(helper_dir(stack_dir).glob("*.pid")):
-        text = pid_file.read_text().strip()
-        if text.isdigit() and is_alive(int(text)):
-            found[pid_file.stem] = int(text)
-    return found
+def live_helpers(stack_dir: Path) -> HelperScan:
+    running: dict[str, int] = {}
+    stale: list[str] = []
+    for name, path in _records(stack_dir):
+        record = _read(path)
+        if record is None:
+            continue
+        found = check(record)
+        if found.ours:
+            running[name] = record.pid
+        elif found.verdict == "stale":
+            stale.append(found.stale_line())
+    return HelperScan(running, tuple(stale))
 
 
-def stop_helper(stack_dir: Path, name: str) -> bool:
-    pid_file = helper_dir(stack_dir) / f"{name}.pid"
-    if not pid_file.exists():
+def stop_helper(stack_dir: Path, name: str, report: Report = _quiet) -> bool:
+    """Stop the helper if it still runs; True if it did. A stale record is said, not signalled."""
+    path = _record_file(stack_dir, name)
+    record = _read(path) if path.exists() else None
+    if record is None:
+        with contextlib.suppress(OSError):
+            path.unlink(missing_ok=True)
         return False
-    text = pid_file.read_text().strip()
-    stopped = False
-    if text.isdigit() and is_alive(int(text)):
-        terminate([int(text)], grace_seconds=10)
-        stopped = True
-    pid_file.unlink(missing_ok=True)
-    return stopped
+    result = stop([record], grace_seconds=10, report=report)
+    path.unlink(missing_ok=True)
+    return bool(result.stopped)
 
 
-def stop_all_helpers(stack_dir: Path) -> list[str]:
-    return [p.stem for p in sorted(helper_dir(stack_dir).glob("*.pid")) if stop_helper(stack_dir, p.stem)]
+def stop_all_helpers(stack_dir: Path, report: Report = _quiet) -> HelpersStopped:
+    stopped: list[str] = []
+    stale: list[str] = []
+
+    def collect(line: str) -> None:
+        stale.append(line)
+        report(line)
+
+    for name, _ in _records(stack_dir):
+        if stop_helper(stack_dir, name, collect):
+            stopped.append(name)
+    return HelpersStopped(tuple(stopped), tuple(stale))

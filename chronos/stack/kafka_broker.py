@@ -11,7 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from chronos.errors import KafkaUnavailable, ToolMissing
-from chronos.stack.processes import is_alive, spawn
+from chronos.stack.processes import ProcessRecord, running, spawn
+from chronos.stack.state import KAFKA_MAIN
 
 _LOG4J2 = """\
 rootLogger.level=INFO
@@ -65,8 +66,8 @@ def _java() -> str:
     return java
 
 
-def start_broker(lib_dir: Path, home: Path, port: int, controller_port: int, partitions: int = 2) -> int:
-    """Write the config, format storage on first start, start the broker; return its PID."""
+def start_broker(lib_dir: Path, home: Path, port: int, controller_port: int, partitions: int = 2) -> ProcessRecord:
+    """Write the config, format storage on first start, start the broker; return its record."""
     java = _java()
     data_dir = home / "data"
     home.mkdir(parents=True, exist_ok=True)
@@ -86,15 +87,16 @@ def start_broker(lib_dir: Path, home: Path, port: int, controller_port: int, par
         if done.returncode != 0:
             raise KafkaUnavailable(f"formatting Kafka storage failed: {done.stderr.strip()[-300:]}")
     return spawn(
-        [java, "-Xms256m", "-Xmx512m", "-XX:+UseG1GC", "-cp", classpath, log_opt,
-         "kafka.Kafka", str(config)],
+        [java, "-Xms256m", "-Xmx512m", "-XX:+UseG1GC", "-cp", classpath, log_opt, KAFKA_MAIN, str(config)],
         home / "stdout.log",
+        role="this stack's Kafka broker",
+        argv_marks=(KAFKA_MAIN, str(config)),
         cwd=home,
     )
 
 
-def wait_ready(bootstrap: str, pid: int | None, timeout_s: float = 60.0) -> None:
-    """Ready means the broker answers a metadata request, not that its port is open. `pid` None:
+def wait_ready(bootstrap: str, process: ProcessRecord | None, timeout_s: float = 60.0) -> None:
+    """Ready means the broker answers a metadata request, not that its port is open. `process` None:
     a broker this stack did not start."""
     from kafka import KafkaAdminClient
     from kafka.errors import KafkaError
@@ -102,8 +104,8 @@ def wait_ready(bootstrap: str, pid: int | None, timeout_s: float = 60.0) -> None
     deadline = time.monotonic() + timeout_s
     last = "no answer"
     while time.monotonic() < deadline:
-        if pid is not None and not is_alive(pid):
-            raise KafkaUnavailable(f"the Kafka broker (pid {pid}) exited during start; see its log")
+        if process is not None and not running(process):
+            raise KafkaUnavailable(f"the Kafka broker (pid {process.pid}) exited during start; see its log")
         try:
             admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=3000)
             try:

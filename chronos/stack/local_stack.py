@@ -1,8 +1,9 @@
 """`chronos stack up | down | status`: the lifecycle of the whole local stack.
 
-`up` is idempotent (a healthy stack is reported, not restarted), `down` stops every PID it knows
-(gracefully, then forcefully) and is idempotent, and `status` probes each part for real, so a stack
-with a dead process reads as degraded rather than healthy.
+`up` is idempotent (a healthy stack is reported, not restarted), `down` stops every process it
+started (gracefully, then forcefully) and is idempotent, and `status` probes each part for real, so a
+stack with a dead process reads as degraded rather than healthy. A recorded PID that now holds another
+process (a stale state file after a crash or a reboot) is said and never signalled.
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ from chronos.stack import flink_cluster, kafka_broker
 from chronos.stack.artifacts import ensure_artifacts
 from chronos.stack.helpers import live_helpers, stop_all_helpers
 from chronos.stack.ports import free_port_block, free_ports, port_in_use
-from chronos.stack.processes import is_alive, terminate
-from chronos.stack.state import StackState, clear_state, load_state, save_state
+from chronos.stack.processes import Check, ProcessRecord, adopt, check, stop
+from chronos.stack.state import STATE_FILE, StackState, UnreadableState, clear_state, load_state, save_state
 
 Report = Callable[[str], None]
 
@@ -57,6 +58,13 @@ class StackStatus:
     state: StackState | None
     components: tuple[ComponentStatus, ...]
     helpers: tuple[tuple[str, int], ...]
+    stale: tuple[str, ...] = ()  # one line per recorded PID that now holds another process (not touched)
+
+
+@dataclass(frozen=True)
+class DownReport:
+    stopped: tuple[str, ...]  # what was running and is stopped now, by name
+    stale: tuple[str, ...]  # one line per recorded PID that now holds another process (not touched)
 
 
 def _check_port(port: int, what: str) -> None:
@@ -69,9 +77,9 @@ def up(options: StackOptions, report: Report = _quiet) -> tuple[StackState, bool
     current = status(options.stack_dir)
     if current.health == "healthy" and current.state is not None:
         return current.state, False
-    if current.state is not None:
+    if (options.stack_dir / STATE_FILE).exists():
         report("stopping what is left of a degraded stack")
-        down(options.stack_dir)
+        down(options.stack_dir, report)
     if options.slots < 1:
         raise StackError(f"slots must be at least 1, got {options.slots}")
     _check_port(options.kafka_port, "Kafka")
@@ -96,71 +104,103 @@ def up(options: StackOptions, report: Report = _quiet) -> tuple[StackState, bool
     prom_base = free_port_block(4, avoid=frozenset({kafka_port, rest_port, controller_port, rpc_port}))
     stack_dir = options.stack_dir.resolve()
     stack_dir.mkdir(parents=True, exist_ok=True)
-    started: list[int] = []
-    kafka_pid: int | None = None
+    started: list[ProcessRecord] = []
+    kafka: ProcessRecord | None = None
     try:
         if not options.shared_bootstrap:
             report(f"starting Kafka (KRaft) on 127.0.0.1:{kafka_port}")
-            kafka_pid = kafka_broker.start_broker(artifacts.kafka_lib, stack_dir / "kafka", kafka_port, controller_port)
-            started.append(kafka_pid)
+            kafka = kafka_broker.start_broker(artifacts.kafka_lib, stack_dir / "kafka", kafka_port, controller_port)
+            started.append(kafka)
         settings = flink_cluster.FlinkClusterSettings(
             home=stack_dir / "flink", rest_port=rest_port, rpc_port=rpc_port,
             prometheus_port_base=prom_base, slots=options.slots, extra_lib_jars=(artifacts.connector_jar,),
         )
         report(f"starting Flink {options.slots}-slot session cluster, REST on 127.0.0.1:{rest_port}")
-        jm_pid, tm_pids = flink_cluster.start_cluster(dist, settings)
-        started.extend([jm_pid, *tm_pids])
+        jobmanager, taskmanagers = flink_cluster.start_cluster(dist, settings)
+        started.extend([jobmanager, *taskmanagers])
         report("waiting for Kafka to answer a metadata request")
-        kafka_broker.wait_ready(f"{kafka_host}:{kafka_port}", kafka_pid)
+        kafka_broker.wait_ready(f"{kafka_host}:{kafka_port}", kafka)
         report("waiting for Flink to register every slot")
         rest_url = f"http://127.0.0.1:{rest_port}"
-        flink_cluster.wait_ready(rest_url, options.slots, [jm_pid, *tm_pids])
+        flink_cluster.wait_ready(rest_url, options.slots, [jobmanager, *taskmanagers])
     except BaseException:
-        terminate(started, grace_seconds=10)
+        # Also what Flink's pid files prove is ours: a start that failed between the script and the record.
+        adopted = [found.record for _, found in _flink_daemons(stack_dir / "flink") if found.ours]
+        stop([*started, *adopted], grace_seconds=10)
         raise
     state = StackState(
         stack_dir=str(stack_dir), started_at=time.time(), kafka_port=kafka_port,
-        kafka_controller_port=controller_port, kafka_pid=kafka_pid, flink_rest_port=rest_port,
-        flink_rpc_port=rpc_port, prometheus_port_base=prom_base, jobmanager_pid=jm_pid,
-        taskmanager_pids=tuple(tm_pids), slots=options.slots, kafka_lib=str(artifacts.kafka_lib),
+        kafka_controller_port=controller_port, kafka=kafka, flink_rest_port=rest_port,
+        flink_rpc_port=rpc_port, prometheus_port_base=prom_base, jobmanager=jobmanager,
+        taskmanagers=tuple(taskmanagers), slots=options.slots, kafka_lib=str(artifacts.kafka_lib),
         connector_jar=str(artifacts.connector_jar), kafka_host=kafka_host,
     )
     save_state(state)
     return state, True
 
 
-def down(stack_dir: Path, report: Report = _quiet) -> list[str]:
-    """Stop helpers, then Flink, then Kafka. Returns the names of what was running."""
-    stopped = stop_all_helpers(stack_dir)
-    state = load_state(stack_dir)
-    if state is None:
-        return stopped
-    named = state.pids()
-    pid_dir = Path(state.stack_dir) / "flink" / "pid"
-    extra = _pids_in(pid_dir)
-    flink = [pid for name, pid in named.items() if name.startswith("flink")] + extra
-    running = [name for name, pid in named.items() if is_alive(pid)]
+def down(stack_dir: Path, report: Report = _quiet) -> DownReport:
+    """Stop helpers, then Flink, then Kafka: every process the stack started and every Flink daemon its
+    own pid files prove to be this stack's (e.g. a JobManager restarted by hand with the stack's config).
+    Stale entries are said through `report`, never signalled."""
+    helpers = stop_all_helpers(stack_dir, report)
+    stale: list[str] = list(helpers.stale)
+    stack_dir = stack_dir.resolve() if stack_dir.exists() else stack_dir
+    try:
+        state = load_state(stack_dir)
+    except UnreadableState as exc:
+        stale.append(str(exc))
+        report(str(exc))
+        state = None
+    flink_home = Path(state.stack_dir) / "flink" if state is not None else stack_dir / "flink"
+    named = state.processes() if state is not None else {}
+    flink = {name: record for name, record in named.items() if name.startswith("flink")}
+    recorded = {record.pid for record in named.values()}
+    for name, found in _flink_daemons(flink_home):
+        if found.record.pid in recorded:
+            continue
+        if found.ours:
+            flink[f"{name} (pid {found.record.pid}, from Flink's pid file)"] = found.record
+        elif found.verdict == "stale":
+            stale.append(found.stale_line())
+            report(found.stale_line())
     report("stopping Flink")
-    terminate(sorted(set(flink)), grace_seconds=20)
-    if state.kafka_pid is not None:
+    stopped = _stop_named(flink, 20, report, stale)
+    if state is not None and state.kafka is not None:
         report("stopping Kafka")
-        terminate([state.kafka_pid], grace_seconds=30)
-    for pid_file in pid_dir.glob("*.pid"):
+        stopped += _stop_named({"kafka": state.kafka}, 30, report, stale)
+    for pid_file in (flink_home / "pid").glob("*.pid"):
         pid_file.unlink()
     clear_state(stack_dir)
-    return stopped + running
+    return DownReport(tuple(helpers.stopped) + tuple(stopped), tuple(stale))
 
 
-def _pids_in(pid_dir: Path) -> list[int]:
-    pids: list[int] = []
-    for pid_file in pid_dir.glob("*.pid"):
-        pids.extend(int(t) for t in pid_file.read_text().split() if t.isdigit())
-    return pids
+def _stop_named(named: dict[str, ProcessRecord], grace_s: float, report: Report, stale: list[str]) -> list[str]:
+    result = stop(named.values(), grace_seconds=grace_s, report=report)
+    stale.extend(result.stale)
+    gone = {record.pid for record in result.stopped}
+    return [name for name, record in named.items() if record.pid in gone]
+
+
+def _flink_daemons(flink_home: Path) -> list[tuple[str, Check]]:
+    """Every PID in Flink's own pid files under the stack, judged by what it was started as (the
+    daemon's entry class and this stack's config dir) and by starting before its pid file was written."""
+    conf, pid_dir = flink_home / "conf", flink_home / "pid"
+    kinds = (("flink-jobmanager", "this stack's JobManager", flink_cluster.JOBMANAGER_DAEMON,
+              flink_cluster.jobmanager_marks(conf)),
+             ("flink-taskmanager", "this stack's TaskManager", flink_cluster.TASKMANAGER_DAEMON,
+              flink_cluster.taskmanager_marks(conf)))
+    found: list[tuple[str, Check]] = []
+    for name, role, daemon, marks in kinds:
+        for pid_file in flink_cluster.pid_files(pid_dir, daemon):
+            written = pid_file.stat().st_mtime
+            found.extend((name, adopt(pid, role, marks, written)) for pid in flink_cluster.read_pids(pid_file))
+    return found
 
 
 def _kafka_ready(state: StackState) -> tuple[bool, str]:
     try:
-        kafka_broker.wait_ready(state.bootstrap, state.kafka_pid, timeout_s=5)
+        kafka_broker.wait_ready(state.bootstrap, state.kafka, timeout_s=5)
         return True, f"bootstrap {state.bootstrap}"
     except ChronosError as exc:
         return False, str(exc)
@@ -176,23 +216,43 @@ def _flink_ready(state: StackState) -> tuple[bool, str]:
     return ok, f"{state.rest_url}, {slots}/{state.slots} slots, {overview.get('jobs-running', 0)} running jobs"
 
 
+def _not_running(found: Check) -> str:
+    return found.stale_line() if found.verdict == "stale" else "process is gone"
+
+
 def status(stack_dir: Path) -> StackStatus:
-    state = load_state(stack_dir)
-    helpers = tuple(live_helpers(stack_dir).items())
+    helpers = live_helpers(stack_dir)
+    stale = list(helpers.stale)
+    try:
+        state = load_state(stack_dir)
+    except UnreadableState as exc:
+        return StackStatus("stopped", None, (), tuple(helpers.running.items()), (*stale, str(exc)))
     if state is None:
-        return StackStatus("stopped", None, (), helpers)
-    kafka_alive = state.kafka_pid is None or is_alive(state.kafka_pid)
-    kafka_ok, kafka_detail = _kafka_ready(state) if kafka_alive else (False, "process is gone")
-    if state.kafka_pid is None:
+        return StackStatus("stopped", None, (), tuple(helpers.running.items()), tuple(stale))
+    checks = {name: check(record) for name, record in state.processes().items()}
+    stale += [found.stale_line() for found in checks.values() if found.verdict == "stale"]
+    kafka_check = checks.get("kafka")
+    kafka_alive = kafka_check is None or kafka_check.ours
+    if kafka_alive:
+        kafka_ok, kafka_detail = _kafka_ready(state)
+    else:
+        assert kafka_check is not None
+        kafka_ok, kafka_detail = False, _not_running(kafka_check)
+    if state.kafka is None:
         kafka_detail += " (shared, not this stack's)"
-    flink_ok, flink_detail = _flink_ready(state)
+    jm = checks["flink-jobmanager"]
+    flink_ok, flink_detail = _flink_ready(state) if jm.ours else (False, "")
     components = [ComponentStatus("kafka", state.kafka_pid or 0, kafka_alive, kafka_ok, kafka_detail)]
-    jm_alive = is_alive(state.jobmanager_pid)
-    components.append(ComponentStatus("flink-jobmanager", state.jobmanager_pid, jm_alive,
-                                      jm_alive and flink_ok, flink_detail if jm_alive else "process is gone"))
-    for index, pid in enumerate(state.taskmanager_pids):
-        alive = is_alive(pid)
-        components.append(ComponentStatus(f"flink-taskmanager-{index}", pid, alive, alive and flink_ok,
-                                          "running" if alive else "process is gone"))
-    health = "healthy" if all(c.alive and c.ready for c in components) else "degraded"
-    return StackStatus(health, state, tuple(components), helpers)
+    components.append(ComponentStatus("flink-jobmanager", jm.record.pid, jm.ours, jm.ours and flink_ok,
+                                      flink_detail if jm.ours else _not_running(jm)))
+    for index, record in enumerate(state.taskmanagers):
+        tm = checks[f"flink-taskmanager-{index}"]
+        components.append(ComponentStatus(f"flink-taskmanager-{index}", record.pid, tm.ours, tm.ours and flink_ok,
+                                          "running" if tm.ours else _not_running(tm)))
+    if all(c.alive and c.ready for c in components):
+        health = "healthy"
+    elif not any(found.ours for found in checks.values()):
+        health = "stopped"  # nothing this stack started runs any more (a stale or dead state file)
+    else:
+        health = "degraded"
+    return StackStatus(health, state, tuple(components), tuple(helpers.running.items()), tuple(stale))

@@ -13,10 +13,12 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+import psutil
+
 from chronos.errors import StackError
 from chronos.stack.faults import KillTaskManager
 from chronos.stack.local_stack import StackOptions, down, up
-from chronos.stack.processes import is_alive
+from chronos.stack.processes import cpu_seconds
 from chronos.stack.state import StackState, load_state
 
 # Process sizes of a profiling cluster (JobManager 1 GiB + TaskManager 1.5 GiB, as `stack up` starts
@@ -24,11 +26,8 @@ from chronos.stack.state import StackState, load_state
 GIB_PER_CLUSTER = 3.0
 
 
-def available_memory_gib(meminfo: Path = Path("/proc/meminfo")) -> float:
-    for line in meminfo.read_text().splitlines():
-        if line.startswith("MemAvailable:"):
-            return int(line.split()[1]) / 1024 / 1024
-    return 0.0
+def available_memory_gib() -> float:
+    return float(psutil.virtual_memory().available) / 1024**3
 
 
 def check_capacity(parallel: int, available_gib: float) -> None:
@@ -40,15 +39,6 @@ def check_capacity(parallel: int, available_gib: float) -> None:
         most = int(available_gib // GIB_PER_CLUSTER)
         raise StackError(f"no room for {parallel} profiling clusters: they need ~{need:.0f} GiB, "
                          f"{available_gib:.1f} GiB is available (at most --parallel {most})")
-
-
-def _cpu_seconds(pid: int) -> float | None:
-    """utime + stime of a process, from /proc (clock ticks at the kernel's USER_HZ, 100)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return None
-    return (int(fields[11]) + int(fields[12])) / 100
 
 
 @dataclass(frozen=True)
@@ -78,7 +68,7 @@ class LocalProfilingCluster:
 
     def taskmanager_cpu_seconds(self) -> float | None:
         """CPU seconds of the live TaskManagers (after a fault: the replacement's, from its start)."""
-        readings = [_cpu_seconds(pid) for pid in self._state().taskmanager_pids if is_alive(pid)]
+        readings = [cpu_seconds(record) for record in self._state().taskmanagers]
         known = [r for r in readings if r is not None]
         return sum(known) if known else None
 

@@ -15,7 +15,7 @@ import yaml
 
 from chronos.errors import StackError, ToolMissing
 from chronos.stack.ports import LOOPBACK, free_ports
-from chronos.stack.processes import is_alive, spawn, terminate
+from chronos.stack.processes import ProcessRecord, Report, check, running, spawn, stop
 
 
 def prometheus_config(targets: Sequence[str], scrape_interval_s: float = 2.0) -> str:
@@ -32,14 +32,22 @@ def prometheus_config(targets: Sequence[str], scrape_interval_s: float = 2.0) ->
                            "scrape_configs": jobs}, sort_keys=False)
 
 
+def _quiet(_: str) -> None:
+    return None
+
+
 @dataclass(frozen=True)
 class PrometheusServer:
-    pid: int
+    process: ProcessRecord
     url: str
     directory: Path
 
-    def stop(self) -> None:
-        terminate([self.pid], grace_seconds=10)
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def stop(self, report: Report = _quiet) -> None:
+        stop([self.process], grace_seconds=10, report=report)
 
 
 def start_prometheus(directory: Path, targets: Sequence[str], port: int | None = None,
@@ -51,13 +59,14 @@ def start_prometheus(directory: Path, targets: Sequence[str], port: int | None =
     config = directory / "prometheus.yml"
     config.write_text(prometheus_config(targets))
     port = port or free_ports(1)[0]
-    pid = spawn([binary, f"--config.file={config}", f"--storage.tsdb.path={directory / 'data'}",
-                 f"--web.listen-address={LOOPBACK}:{port}", "--web.enable-lifecycle"],
-                directory / "prometheus.log")
-    server = PrometheusServer(pid, f"http://{LOOPBACK}:{port}", directory)
+    config_flag = f"--config.file={config}"
+    process = spawn([binary, config_flag, f"--storage.tsdb.path={directory / 'data'}",
+                     f"--web.listen-address={LOOPBACK}:{port}", "--web.enable-lifecycle"],
+                    directory / "prometheus.log", role="chronos's Prometheus", argv_marks=(config_flag,))
+    server = PrometheusServer(process, f"http://{LOOPBACK}:{port}", directory)
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        if not is_alive(pid):
+        if not running(process):
             raise StackError(f"prometheus exited at start; see {directory / 'prometheus.log'}")
         try:
             if httpx.get(server.url + "/-/ready", timeout=1).status_code == 200:
@@ -73,31 +82,46 @@ def _record(stack_dir: Path) -> Path:
     return stack_dir / "prometheus" / "server.json"
 
 
-def local_prometheus(stack_dir: Path) -> PrometheusServer | None:
-    """The Prometheus `chronos prometheus up` started for this stack, if it still runs."""
+def _recorded(stack_dir: Path) -> PrometheusServer | None:
     path = _record(stack_dir)
     if not path.exists():
         return None
-    data = json.loads(path.read_text())
-    server = PrometheusServer(int(data["pid"]), str(data["url"]), Path(data["directory"]))
-    return server if is_alive(server.pid) else None
+    try:
+        data = json.loads(path.read_text())
+        return PrometheusServer(ProcessRecord.model_validate(data["process"]), str(data["url"]), Path(data["directory"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # not a record this chronos wrote: nothing in it is trusted
 
 
-def start_local_prometheus(stack_dir: Path, targets: Sequence[str], port: int | None) -> PrometheusServer:
+def local_prometheus(stack_dir: Path, report: Report = _quiet) -> PrometheusServer | None:
+    """The Prometheus `chronos prometheus up` started for this stack, if it still runs (a recorded PID
+    that now holds another process is said through `report`)."""
+    server = _recorded(stack_dir)
+    if server is None:
+        return None
+    found = check(server.process)
+    if found.verdict == "stale":
+        report(found.stale_line())
+    return server if found.ours else None
+
+
+def start_local_prometheus(stack_dir: Path, targets: Sequence[str], port: int | None,
+                           report: Report = _quiet) -> PrometheusServer:
     """A Prometheus kept beside the local stack (its data under the stack directory), found again by
     `local_prometheus` and stopped by `stop_local_prometheus`."""
-    running = local_prometheus(stack_dir)
+    running = local_prometheus(stack_dir, report)
     if running is not None:
         return running
     server = start_prometheus(stack_dir / "prometheus", targets, port)
-    _record(stack_dir).write_text(json.dumps({"pid": server.pid, "url": server.url, "directory": str(server.directory)}))
+    _record(stack_dir).write_text(json.dumps({"process": server.process.model_dump(), "url": server.url,
+                                              "directory": str(server.directory)}))
     return server
 
 
-def stop_local_prometheus(stack_dir: Path) -> bool:
-    server = local_prometheus(stack_dir)
+def stop_local_prometheus(stack_dir: Path, report: Report = _quiet) -> bool:
+    server = local_prometheus(stack_dir, report)
     _record(stack_dir).unlink(missing_ok=True)
     if server is None:
         return False
-    server.stop()
+    server.stop(report)
     return True

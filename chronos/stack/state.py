@@ -1,4 +1,8 @@
-"""The stack's state file: every port, PID and directory `status` and `down` need, in one place."""
+"""The stack's state file: every port, process and directory `status` and `down` need, in one place.
+
+Processes are kept as `ProcessRecord`s (PID, kernel start time, what they were started as), never as
+bare PIDs: the file outlives the processes (a crash, a reboot) and its PIDs may name anything later.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +10,26 @@ import json
 import os
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from chronos.errors import StackError
+from chronos.stack.processes import ProcessRecord, check
 
 STATE_FILE = "stack.json"
+
+# What the stack's processes were started as (exact argv elements), besides their start time.
+KAFKA_MAIN = "kafka.Kafka"
+JOBMANAGER_MAIN = "org.apache.flink.runtime.entrypoint.StandaloneSessionClusterEntrypoint"
+TASKMANAGER_MAIN = "org.apache.flink.runtime.taskexecutor.TaskManagerRunner"
+
+
+def flink_conf_mark(conf_dir: Path) -> str:
+    """The argv element by which Flink's daemon script names the config dir it started a process with."""
+    return f"-Dlog4j.configurationFile=file:{conf_dir}/log4j.properties"
+
+
+class UnreadableState(StackError):
+    """A state file that is not one this chronos wrote: none of its PIDs can be trusted."""
 
 
 class StackState(BaseModel):
@@ -18,12 +39,12 @@ class StackState(BaseModel):
     started_at: float
     kafka_port: int
     kafka_controller_port: int
-    kafka_pid: int | None  # None: the broker is another stack's (a profiling cluster shares the live one)
+    kafka: ProcessRecord | None  # None: the broker is another stack's (a profiling cluster shares the live one)
     flink_rest_port: int
     flink_rpc_port: int
     prometheus_port_base: int
-    jobmanager_pid: int
-    taskmanager_pids: tuple[int, ...]
+    jobmanager: ProcessRecord
+    taskmanagers: tuple[ProcessRecord, ...]
     slots: int
     kafka_lib: str
     connector_jar: str
@@ -50,20 +71,51 @@ class StackState(BaseModel):
     def savepoint_dir(self) -> Path:
         return Path(self.stack_dir) / "flink" / "savepoints"
 
-    def pids(self) -> dict[str, int]:
-        named = {"flink-jobmanager": self.jobmanager_pid}
-        if self.kafka_pid is not None:
-            named = {"kafka": self.kafka_pid, **named}
-        for index, pid in enumerate(self.taskmanager_pids):
-            named[f"flink-taskmanager-{index}"] = pid
+    @property
+    def flink_conf_dir(self) -> Path:
+        return Path(self.stack_dir) / "flink" / "conf"
+
+    @property
+    def kafka_pid(self) -> int | None:
+        return self.kafka.pid if self.kafka is not None else None
+
+    @property
+    def jobmanager_pid(self) -> int:
+        return self.jobmanager.pid
+
+    @property
+    def taskmanager_pids(self) -> tuple[int, ...]:
+        return tuple(record.pid for record in self.taskmanagers)
+
+    def processes(self) -> dict[str, ProcessRecord]:
+        """This stack's own processes by name (a shared broker is not among them)."""
+        named: dict[str, ProcessRecord] = {}
+        if self.kafka is not None:
+            named["kafka"] = self.kafka
+        named["flink-jobmanager"] = self.jobmanager
+        for index, record in enumerate(self.taskmanagers):
+            named[f"flink-taskmanager-{index}"] = record
         return named
+
+    def any_running(self) -> bool:
+        """True if at least one recorded process is still the one this stack started."""
+        return any(check(record).ours for record in self.processes().values())
 
 
 def load_state(stack_dir: Path) -> StackState | None:
+    """The state file, or None if there is none. A file that cannot be read as one is refused in one
+    line (`UnreadableState`): its PIDs are not to be acted on."""
     path = stack_dir / STATE_FILE
     if not path.exists():
         return None
-    return StackState.model_validate(json.loads(path.read_text()))
+    try:
+        return StackState.model_validate(json.loads(path.read_text()))
+    except (OSError, ValueError, ValidationError) as exc:
+        reason = "not JSON" if isinstance(exc, json.JSONDecodeError) else type(exc).__name__
+        if isinstance(exc, ValidationError):
+            reason = f"{exc.error_count()} field(s) not as chronos writes them, e.g. {exc.errors()[0]['loc']}"
+        raise UnreadableState(f"the stack state {path} cannot be read ({reason}); its processes are not "
+                              "touched; `chronos stack down` removes it") from exc
 
 
 def save_state(state: StackState) -> None:

@@ -31,7 +31,7 @@ def test_submit_observe_status_retune_stop(stack: StackState, flink: FlinkRestCl
     try:
         assert chronos("load", "run", "--rate", "800", "--background", *sd).returncode == 0
         assert chronos("observe", "run", "--window", "20", "--background", *sd).returncode == 0
-        assert set(live_helpers(stack.stack_dir_path)) == {"load", "observe"}
+        assert set(live_helpers(stack.stack_dir_path).running) == {"load", "observe"}
 
         listed = json.loads(chronos("job", "list", "--json", *sd).stdout)
         assert job_id in {j["jid"] for j in listed}
@@ -71,7 +71,7 @@ def test_submit_observe_status_retune_stop(stack: StackState, flink: FlinkRestCl
         again = chronos("job", "retune", third["old_job_id"], "--interval", "7s", *sd)
         assert again.returncode == 1 and "already replaced" in again.stderr
     finally:
-        helpers = live_helpers(stack.stack_dir_path)
+        helpers = live_helpers(stack.stack_dir_path).running
         chronos("load", "stop", *sd)
         chronos("observe", "stop", *sd)
         for jid in {job_id, new_id}:

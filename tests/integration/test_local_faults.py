@@ -5,7 +5,8 @@ from __future__ import annotations
 import time
 import uuid
 from dataclasses import replace
-from pathlib import Path
+
+import psutil
 
 from chronos.flink.rest import FlinkRestClient
 from chronos.jobs.demo import demo_spec
@@ -19,7 +20,7 @@ from tests.conftest import BackgroundLoad, DemoJob, wait_until
 
 
 def _proc_state(pid: int) -> str:
-    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    return str(psutil.Process(pid).status())
 
 
 def test_killed_taskmanager_is_replaced_and_the_job_recovers(demo_job: DemoJob, flink: FlinkRestClient) -> None:
@@ -56,12 +57,13 @@ def test_paused_taskmanager_is_stopped_then_resumed(stack: StackState) -> None:
 
     def sleep(seconds: float) -> None:
         # SIGSTOP is delivered asynchronously: give the kernel a moment before reading the state.
-        seen.append(wait_until(lambda: _proc_state(victim) == "T" and "T", 2, interval_s=0.01, what="the stop"))
+        seen.append(wait_until(lambda: _proc_state(victim) == psutil.STATUS_STOPPED and "T", 2, interval_s=0.01,
+                               what="the stop"))
         time.sleep(seconds)
 
     record = PauseTaskManager(stack.stack_dir_path, seconds=1.0, sleep=sleep).inject()
     assert seen == ["T"], "stopped during the pause"
-    assert _proc_state(victim) in {"S", "R"}, "running again afterwards"
+    assert _proc_state(victim) in {psutil.STATUS_SLEEPING, psutil.STATUS_RUNNING}, "running again afterwards"
     assert record.detail == "paused 1 s"
 
 
@@ -101,7 +103,7 @@ def test_killed_python_worker_fails_the_task_and_the_job_restores_losing_nothing
         wait_until(lambda: flink.checkpoints(job_id).counts.completed >= 2, 60, what="checkpoints before the fault")
         state = load_state(stack_dir)
         assert state is not None
-        before = wait_until(lambda: python_workers(state), 30, what="a Python worker")
+        before = [w.pid for w in wait_until(lambda: python_workers(state), 30, what="a Python worker")]
         record = KillPythonWorker(stack_dir).inject()
         victim = int(record.target.split()[1])
         assert record.kind == "kill-python-worker" and victim in before
@@ -109,7 +111,7 @@ def test_killed_python_worker_fails_the_task_and_the_job_restores_losing_nothing
         wait_until(lambda: flink.exceptions(job_id).exception_history.entries, 60, what="the failure in the history")
         wait_until(lambda: flink.job(job_id).all_running and flink.checkpoints(job_id).latest.restored is not None,
                    120, what="the job to restore and run again")
-        after = wait_until(lambda: [p for p in python_workers(state) if p != victim], 60, what="a new Python worker")
+        after = wait_until(lambda: [w.pid for w in python_workers(state) if w.pid != victim], 60, what="a new Python worker")
         assert victim not in after and all(is_alive(pid) for pid in state.taskmanager_pids), "the TaskManager lived on"
         report = load.join(timeout_s=180)
     finally:
