@@ -94,7 +94,7 @@ def bench_startup(runs: int = 3) -> dict[str, Any]:
             up(StackOptions(Path(tmp), CACHE))
             times.append(round(time.monotonic() - start, 1))
             t = time.monotonic()
-            down(Path(tmp))
+            down(Path(tmp), purge=True)
             console.print(f"startup run {i + 1}: ready after {times[-1]} s, down took {time.monotonic() - t:.1f} s")
     return {"stack_up_to_ready_s": times, "median_s": statistics.median(times)}
 
@@ -229,7 +229,7 @@ def main(sections: list[str]) -> None:
                     results["retune_rest"] = bench_retune(state, client, "rest", runs=5)
                     results["retune_cli"] = bench_retune(state, client, "cli", runs=3)
         finally:
-            down(Path(tmp))
+            down(Path(tmp), purge=True)
     out = Path(__file__).parent / "results" / "foundation.json"
     previous = json.loads(out.read_text()) if out.exists() else {}
     previous.update(results)

@@ -109,7 +109,7 @@ def main(argv: Sequence[str]) -> None:
             results["repeats"] = repeats(sd, job_id, args.repeats, state.bootstrap)
             console.print(json.dumps(results["repeats"]))
         finally:
-            down(sd)
+            down(sd, purge=True)
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "profile.json").write_text(json.dumps(results, indent=1) + "\n")
     console.print(f"wrote {RESULTS / 'profile.json'}")

@@ -178,7 +178,7 @@ def main(argv: Sequence[str]) -> None:
                             raw.write_text(json.dumps({"date": started, "machine": "2 cores, 24 GiB",
                                                        "settings": vars(args), "rows": rows}, indent=1) + "\n")
             finally:
-                down(Path(tmp))
+                down(Path(tmp), purge=True)
     cells = summarise(rows)
     show(cells)
     plot(cells, RESULTS / "recovery_sweep.png")

@@ -252,7 +252,7 @@ def run_arm(name: str, spec: dict[str, Any], sc: Scenario, base: Path) -> tuple[
             counted.close()
         chronos("load", "stop", *sdo)
         client.close()
-        down(sd)
+        down(sd, purge=True)
         watch.lap("stack down")
     record = ArmRecord(name, started_ms, tuple(events), tuple(injected), tuple(ledger.seen.values()),
                        delivery[0], delivery[1], delivery[2], error)

@@ -224,7 +224,7 @@ def main() -> None:
         finally:
             subprocess.run([sys.executable, "-m", "chronos.cli.main", "load", "stop", "--stack-dir", str(stack_dir)],
                            capture_output=True)
-            down(stack_dir)
+            down(stack_dir, purge=True)
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "tune_controller.json").write_text(json.dumps(results, indent=1, default=str))
 

@@ -14,16 +14,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from chronos.chaos.timing import BestCase, FiringStrategy, FixedOffset, PoissonArrivals, WorstCase
 from chronos.errors import InvalidInput
 from chronos.model import SignalSample
+from chronos.yaml_files import load_yaml
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True, allow_inf_nan=False)
 
 
 class Probe(_Model):
@@ -99,11 +99,14 @@ def load_experiment(path: Path) -> Experiment:
         text = path.read_text()
     except OSError as exc:
         raise InvalidInput(f"cannot read experiment {path}: {exc.strerror or exc}") from exc
-    try:
-        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
-    except (ValueError, yaml.YAMLError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise InvalidInput(f"{path} is not valid {'JSON' if path.suffix == '.json' else 'YAML'}: {first}") from exc
+    if path.suffix == ".json":
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise InvalidInput(f"{path} is not valid JSON: {first}") from exc
+    else:
+        data = load_yaml(text, f"experiment {path}")
     if not isinstance(data, dict):
         raise InvalidInput(f"{path}: an experiment is a mapping with title, steady-state-hypothesis and method")
     try:

@@ -7,8 +7,12 @@ that line and exits non-zero, so no traceback ever reaches the user for a known 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/@\s]+@")
+_JOB_ID = re.compile(r"^[0-9a-f]{32}$")
 
 
 class ChronosError(Exception):
@@ -48,3 +52,14 @@ def field_error(errors: Sequence[Mapping[str, Any]]) -> str:
     first = errors[0]
     where = ".".join(str(part) for part in first.get("loc", ())) or "value"
     return f"{where}: {first.get('msg', 'invalid')}"
+
+
+def redact(text: str) -> str:
+    """`text` with the user:password of every URL in it replaced by `***` (a `--rest-url` given as
+    http://user:pass@host must not come back in an error line or a log)."""
+    return _CREDENTIALS.sub(r"\1***@", text)
+
+
+def is_job_id(text: str) -> bool:
+    """A Flink job id (32 lower-case hex digits): only such ids become file names or URL paths."""
+    return bool(_JOB_ID.match(text))

@@ -5,10 +5,13 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from chronos.errors import InvalidInput
 
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|sec|min|m|h)?\s*$")
+_DURATION = re.compile(r"^\s*(\d{1,12}(?:\.\d{1,9})?)\s*(ms|s|sec|min|m|h)?\s*$")
+MAX_DURATION_MS = 400 * 24 * 3_600_000  # no interval, window or report range chronos handles is over 400 days
+MAX_SECONDS = MAX_DURATION_MS / 1000
 _UNIT_MS = {"ms": 1, "s": 1000, "sec": 1000, "m": 60_000, "min": 60_000, "h": 3_600_000}
 
 
@@ -19,15 +22,60 @@ def parse_interval_ms(text: str) -> int:
     reaches a running job as a failed resubmission.
     """
     match = _DURATION.match(text)
+    shown = text if len(text) <= 40 else text[:37] + "..."
     if match is None:
         raise InvalidInput(
-            f"invalid interval {text!r}: expected a positive duration such as 500ms, 10s, 2min"
+            f"invalid interval {shown!r}: expected a positive duration such as 500ms, 10s, 2min"
         )
     value, unit = float(match.group(1)), match.group(2) or "s"
     millis = round(value * _UNIT_MS[unit])
     if millis <= 0:
-        raise InvalidInput(f"invalid interval {text!r}: it must be greater than zero")
+        raise InvalidInput(f"invalid interval {shown!r}: it must be greater than zero")
+    if millis > MAX_DURATION_MS:
+        raise InvalidInput(f"invalid interval {shown!r}: at most 400 days")
     return millis
+
+
+@dataclass(frozen=True)
+class RunAs:
+    """Who a child process chronos starts for the stack runs as, and the only environment it gets: the
+    stack's services never run as root and never see chronos's whole environment (tokens, keys)."""
+
+    uid: int | None  # None: chronos's own user
+    gid: int | None
+    env: tuple[tuple[str, str], ...]
+
+    def popen_kwargs(self) -> dict[str, Any]:
+        """`subprocess` arguments: this user (no supplementary groups), private files (umask 077)."""
+        if self.uid is None:
+            return {"umask": 0o077}
+        return {"user": self.uid, "group": self.gid, "extra_groups": [], "umask": 0o077}
+
+
+_BOOTSTRAP = re.compile(r"^[A-Za-z0-9._\[\]:-]+:\d{1,5}(, ?[A-Za-z0-9._\[\]:-]+:\d{1,5})*$")
+_KAFKA_NAME = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
+
+
+def check_bootstrap(text: str) -> str:
+    """A Kafka bootstrap list (`host:port[,host:port]`): it is pasted into job configs and SQL, so
+    nothing else gets through."""
+    if not _BOOTSTRAP.match(text) or not all(1 <= int(item.rpartition(":")[2]) <= 65535 for item in text.split(",")):
+        raise InvalidInput(f"invalid Kafka bootstrap {text!r}: expected host:port[,host:port...]")
+    return text
+
+
+def check_kafka_name(what: str, text: str) -> str:
+    """A topic, group id or pipeline name chronos builds into SQL: Kafka's legal characters only."""
+    if not _KAFKA_NAME.match(text):
+        raise InvalidInput(f"invalid {what} {text!r}: use letters, digits, '.', '_' and '-' (at most 249)")
+    return text
+
+
+def path_safe(name: str) -> str:
+    """A job name as one harmless path component: Flink allows any pipeline name (`../../x` too), so a
+    name never becomes a path as it is."""
+    slug = re.sub(r"[^A-Za-z0-9_-]+", "-", name).strip("-")[:60]
+    return slug or "job"
 
 
 def format_interval(millis: int) -> str:

@@ -22,7 +22,10 @@ class VersionedDatabase:
         self.path = path
         self._meta = meta_table
         self._what = what
-        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InvalidInput(f"cannot create the directory of {path}: {exc.strerror or exc}") from exc
         self.lock = threading.RLock()
         try:
             # Used from worker threads too (profiling runs, the tuner's observer); every use holds `lock`.

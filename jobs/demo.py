@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from chronos.model import JobSpec
+from chronos.model import JobSpec, check_bootstrap, check_kafka_name
 
 JOB_FILE = Path(__file__).with_name("vehicle_stats_job.py")
 
@@ -24,6 +24,11 @@ class DemoSettings:
 
 
 def demo_spec(s: DemoSettings) -> JobSpec:
+    """The spec; its values go into the job's SQL, so each is checked here, before any submission."""
+    check_bootstrap(s.bootstrap)
+    for what, value in (("input topic", s.input_topic), ("output topic", s.output_topic), ("group id", s.group_id),
+                        ("job name", s.name)):
+        check_kafka_name(what, value)
     args: tuple[str, ...] = (
         "--bootstrap", s.bootstrap,
         "--input-topic", s.input_topic,

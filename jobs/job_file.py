@@ -36,10 +36,21 @@ from chronos.yaml_files import read_mapping
 
 SQL_RUNNER = Path(__file__).with_name("sql_runner.py")
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+# What a value pasted into Flink SQL may not hold: a quote ends a string literal, `;` or a newline starts
+# another statement, `--` and `/*` comment out the rest. Refused rather than escaped: a value may sit
+# outside a literal too (an identifier, a number), where no escaping helps.
+_SQL_UNSAFE = re.compile(r"['\"`;\\\r\n\x00]|--|/\*")
+
+
+def check_sql_value(name: str, value: str, where: Path) -> None:
+    found = _SQL_UNSAFE.search(value)
+    if found:
+        raise InvalidInput(f"job file {where}: SQL variable {name} holds {found.group()!r}, which chronos does not paste "
+                           "into SQL (no quotes, ;, newlines, backslashes or comments)")
 
 
 class _Program(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, allow_inf_nan=False)
 
     python: str | None = None
     jar: str | None = None
@@ -59,7 +70,7 @@ class _Program(BaseModel):
 
 
 class _IO(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, allow_inf_nan=False)
 
     bootstrap: str
     input_topic: str = Field(alias="input-topic")
@@ -77,7 +88,7 @@ class _IO(BaseModel):
 
 
 class _JobFile(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, allow_inf_nan=False)
 
     name: str = Field(min_length=1)
     program: _Program | None = None  # None: a job chronos never submits (the Flink operator runs it)
@@ -103,6 +114,9 @@ def _substitute(value: Any, variables: dict[str, str], where: Path) -> Any:
 def load_job_file(path: Path, defaults: dict[str, str], program_required: bool = True) -> tuple[JobSpec, JobIO]:
     raw = read_mapping(path, "job file", "name, program, io")
     own_vars = raw.get("program", {}).get("vars", {}) if isinstance(raw.get("program"), dict) else {}
+    if not isinstance(own_vars or {}, dict):
+        raise InvalidInput(f"invalid job file {path}: program.vars must be a mapping of name: value, "
+                           f"not a {type(own_vars).__name__}")
     variables = {**defaults, **{str(k): str(v) for k, v in (own_vars or {}).items()}}
     try:
         job = _JobFile.model_validate(_substitute(raw, variables, path))
@@ -125,6 +139,8 @@ def load_job_file(path: Path, defaults: dict[str, str], program_required: bool =
 
     config = tuple(sorted(job.flink_config.items()))
     if program.sql:
+        for name, value in variables.items():
+            check_sql_value(name, value, path)
         args: tuple[str, ...] = ("--sql", local(program.sql), "--job-name", job.name,
                                  *(a for k, v in sorted(variables.items()) for a in ("--var", f"{k}={v}")))
         spec = JobSpec(job.name, str(SQL_RUNNER), args, job.parallelism, config)

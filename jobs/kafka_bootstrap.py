@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import socket
 
-from chronos.errors import InvalidInput, KafkaUnavailable
+from chronos.errors import KafkaUnavailable
+from chronos.model import check_bootstrap
 
 
 def parse_bootstrap(bootstrap: str) -> list[tuple[str, int]]:
     servers = []
-    for item in bootstrap.split(","):
+    for item in check_bootstrap(bootstrap).split(","):
         host, _, port = item.strip().rpartition(":")
-        if not host or not port.isdigit():
-            raise InvalidInput(f"invalid Kafka bootstrap {bootstrap!r}: expected host:port[,host:port]")
         servers.append((host.strip("[]"), int(port)))
     return servers
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from multiprocessing.sharedctypes import Synchronized
 from multiprocessing.synchronize import Event
 
+from chronos.errors import ChronosError
 from chronos.jobs.fleet import VehicleFleet, flush_event
 from chronos.jobs.loadgen import KafkaEventSink, LoadProgress, LoadReport, run_load
 from chronos.jobs.rates import RateProfile, ScaledRate
@@ -46,8 +47,24 @@ class LoadPlan:
         return first, per + (1 if worker < extra else 0), count
 
 
+@dataclass(frozen=True)
+class WorkerFailed:
+    """What a worker sends instead of its report when it fails: the parent says it in one line."""
+
+    index: int
+    message: str
+
+
 def _worker(plan: LoadPlan, index: int, sent: Synchronized, stop: Event, results: mp.Queue) -> None:  # type: ignore[type-arg]
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole process group; the parent stops us
+    try:
+        _produce(plan, index, sent, stop, results)
+    except Exception as exc:  # noqa: BLE001 - a worker's failure goes to the parent, never a traceback on stderr
+        results.put(WorkerFailed(index, str(exc).splitlines()[0] if str(exc) else type(exc).__name__))
+        raise SystemExit(1) from None
+
+
+def _produce(plan: LoadPlan, index: int, sent: Synchronized, stop: Event, results: mp.Queue) -> None:  # type: ignore[type-arg]
     first, vehicles, count = plan.share(index)
     fleet = VehicleFleet(vehicles, seed=plan.seed + index, run_id=f"{plan.run_id}-w{index}", first_vehicle=first)
     sink = KafkaEventSink(plan.bootstrap, plan.topic)
@@ -89,12 +106,24 @@ def run_parallel_load(
         if should_stop():
             stop.set()
         try:
-            reports.append(results.get(timeout=1.0))
-            continue
+            got = results.get(timeout=1.0)
         except queue.Empty:
-            pass
-        if not any(p.is_alive() for p in procs) and results.empty():
-            raise RuntimeError("a load-generator worker died; see its output")
+            got = None
+        if isinstance(got, WorkerFailed):
+            stop.set()
+            for proc in procs:
+                proc.join(10)
+            raise ChronosError(f"the load generator failed: worker {got.index}: {got.message}")
+        if got is not None:
+            reports.append(got)
+            continue
+        dead = [(i, p.exitcode) for i, p in enumerate(procs) if not p.is_alive() and p.exitcode not in (0, None)]
+        if dead or (not any(p.is_alive() for p in procs) and results.empty()):
+            stop.set()
+            for proc in procs:
+                proc.join(10)
+            which = f"worker {dead[0][0]} exited with {dead[0][1]}" if dead else "every worker exited"
+            raise ChronosError(f"the load generator failed: {which} before its work was done; see its output")
         now = time.monotonic()
         if on_progress is not None:
             total = int(sent.value)

@@ -102,6 +102,8 @@ def load_trace(path: Path) -> TraceRate:
                 if lineno == 1:
                     continue  # header
                 raise InvalidInput(f"{path}:{lineno}: expected 'time,rate' numbers, got {','.join(row)!r}") from None
+            if not (math.isfinite(t) and math.isfinite(r)) or max(abs(t), r) > 1e12:
+                raise InvalidInput(f"{path}:{lineno}: time and rate must be finite numbers of sensible size")
             if r < 0:
                 raise InvalidInput(f"{path}:{lineno}: a rate cannot be negative")
             points.append((t, r))

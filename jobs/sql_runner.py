@@ -17,6 +17,8 @@ import sys
 from pathlib import Path
 
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+# The same refusal as chronos's job file makes, again here where the values meet the SQL.
+_SQL_UNSAFE = re.compile(r"['\"`;\\\r\n\x00]|--|/\*")
 
 
 def render(text: str, variables: dict[str, str]) -> list[str]:
@@ -25,6 +27,8 @@ def render(text: str, variables: dict[str, str]) -> list[str]:
         name = match.group(1)
         if name not in variables:
             raise KeyError(f"SQL variable ${{{name}}} has no value (give --var {name}=...)")
+        if _SQL_UNSAFE.search(variables[name]):
+            raise ValueError(f"SQL variable ${{{name}}} holds a quote, ;, newline, backslash or comment: refused")
         return variables[name]
 
     body = "\n".join(line for line in text.splitlines() if not line.strip().startswith("--"))

@@ -37,7 +37,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--state-backend", choices=["hashmap", "rocksdb"], default="")
     parser.add_argument("--incremental", action="store_true")
     parser.add_argument("--python-udf", action="store_true", help="average speeds through a Python UDF")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    for name, value in vars(args).items():  # every string here lands inside a SQL string literal
+        if isinstance(value, str) and any(c in value for c in "'\\\n\r\0"):
+            parser.error(f"--{name.replace('_', '-')} holds a quote, backslash or newline: refused (it goes into SQL)")
+    return args
 
 
 def statements(a: argparse.Namespace) -> tuple[list[str], str]:

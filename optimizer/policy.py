@@ -12,43 +12,47 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from chronos.model import MAX_SECONDS
+
 Strategy = Literal["chronos", "static", "young", "daly", "khaos"]
 
 
 class TunePolicy(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
-    latency_p99_ms: float = Field(gt=0, description="Target: p99 end-to-end latency of the output, in ms.")
-    recovery_s: float = Field(gt=0, description="Target: time from a failure back to steady state, in s.")
+    latency_p99_ms: float = Field(gt=0, le=MAX_SECONDS * 1000, description="Target: p99 end-to-end latency of the output, in ms.")
+    recovery_s: float = Field(gt=0, le=MAX_SECONDS, description="Target: time from a failure back to steady state, in s.")
     strategy: Strategy = Field(
         "chronos", description="chronos (models + targets), or a baseline: static, young, daly (Young/Daly from "
                                "the measured checkpoint cost and the MTBF of the failures seen), khaos (Khaos's "
                                "linear models and objective: least latR + recR + |latR - recR| with both below 1).")
-    static_interval_s: float | None = Field(None, gt=0, description="The interval the static strategy holds.")
-    interval_min_s: float = Field(1.0, gt=0, description="Shortest interval ever chosen.")
-    interval_max_s: float = Field(120.0, gt=0, description="Longest interval ever chosen.")
+    static_interval_s: float | None = Field(None, gt=0, le=MAX_SECONDS, description="The interval the static strategy holds.")
+    interval_min_s: float = Field(1.0, gt=0, le=MAX_SECONDS, description="Shortest interval ever chosen.")
+    interval_max_s: float = Field(120.0, gt=0, le=MAX_SECONDS, description="Longest interval ever chosen.")
     candidates: int = Field(24, ge=2, le=200, description="Intervals considered, spaced evenly on a log scale.")
     conservative: bool = Field(
         True, description="Judge a candidate by the upper bound of its prediction interval, not its median.")
     safety_margin: float = Field(
         0.1, ge=0, lt=1, description="Extra headroom: a prediction must stay under (1 - margin) x target.")
     startup_grace_s: float = Field(
-        90.0, ge=0, description="No decision this long after the job (re)started: its signals are still settling.")
-    cooldown_s: float = Field(300.0, ge=0, description="Least time between two retunes; each costs downtime.")
+        90.0, ge=0, le=MAX_SECONDS,
+        description="No decision this long after the job (re)started: its signals are still settling.")
+    cooldown_s: float = Field(300.0, ge=0, le=MAX_SECONDS, description="Least time between two retunes; each costs downtime.")
     min_change_rel: float = Field(
-        0.2, ge=0, description="Ignore a change smaller than this share of the current interval ...")
-    min_change_abs_s: float = Field(2.0, ge=0, description="... or smaller than this many seconds.")
-    max_retunes_per_hour: int = Field(4, ge=0, description="Cap on retunes in any hour; 0 makes the tuner advise only.")
+        0.2, ge=0, le=10, description="Ignore a change smaller than this share of the current interval ...")
+    min_change_abs_s: float = Field(2.0, ge=0, le=MAX_SECONDS, description="... or smaller than this many seconds.")
+    max_retunes_per_hour: int = Field(4, ge=0, le=3600, description="Cap on retunes in any hour; 0 makes the tuner advise only.")
     compromise_tolerance: float = Field(
-        0.1, ge=0, description="When no interval meets both targets: candidates whose worst ratio to its target is "
+        0.1, ge=0, le=10, description="When no interval meets both targets: candidates whose worst ratio to its target is "
                                "within this of the best compromise's count as equally good, and the cheapest is "
                                "chosen. Buying a sliver of predicted recovery with several times the checkpoint "
                                "overhead helps no one.")
     mtbf_s: float | None = Field(
-        None, gt=0, description="Mean time between failures for Young/Daly, when known (an SLA, an incident history); "
-                                "unset, it is estimated from the failures seen.")
-    horizon_s: float = Field(300.0, gt=0, description="Decide for the peak input rate forecast over this horizon.")
-    latency_window_s: float = Field(60.0, gt=0, description="Observed p99 latency is taken over this window.")
+        None, gt=0, le=10 * 365 * 86_400, description="Mean time between failures for Young/Daly, when known (an SLA, "
+                                                      "an incident history); unset, it is estimated from the failures seen.")
+    horizon_s: float = Field(300.0, gt=0, le=MAX_SECONDS,
+                             description="Decide for the peak input rate forecast over this horizon.")
+    latency_window_s: float = Field(60.0, gt=0, le=MAX_SECONDS, description="Observed p99 latency is taken over this window.")
     calibrate_latency: bool = Field(
         True, description="Scale the latency model by observed / predicted p99 at the current interval, so a "
                           "profile taken on smaller clusters still ranks intervals right on the live job.")

@@ -17,18 +17,40 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+# Run as root, chronos runs the stack's services (Kafka, Flink, Prometheus) as this unprivileged system user.
+SERVICE_USER="${CHRONOS_SERVICE_USER:-chronos}"
+AS_ROOT=""; [ "$(id -u)" = 0 ] && AS_ROOT=1
+if [ -n "$AS_ROOT" ] && ! id "$SERVICE_USER" >/dev/null 2>&1; then
+  echo "creating system user $SERVICE_USER (runs the local stack's services instead of root)"
+  useradd --system --user-group --home-dir /var/lib/chronos --create-home --shell /usr/sbin/nologin "$SERVICE_USER"
+fi
+
+# A Python >= 3.11 that, as root, the service user can run too: PyFlink runs the venv's Python inside
+# Flink (a Python under /root, e.g. pyenv's, is out of its reach).
+usable() {
+  local python; python="$(command -v "$1" 2>/dev/null)" || return 1
+  "$python" -c 'import sys; sys.exit(sys.version_info[:2] < (3, 11))' 2>/dev/null || return 1
+  [ -z "$AS_ROOT" ] || runuser -u "$SERVICE_USER" -- "$python" -c "import venv" 2>/dev/null
+}
 PY="${CHRONOS_PYTHON:-}"
 if [ -z "$PY" ]; then
-  for candidate in python3.11 python3; do
-    if command -v "$candidate" >/dev/null 2>&1 && "$candidate" -c 'import sys; sys.exit(sys.version_info[:2] < (3, 11))'; then
-      PY="$candidate"; break
-    fi
+  for candidate in python3.11 python3 /usr/bin/python3.11 /usr/bin/python3; do
+    if usable "$candidate"; then PY="$(command -v "$candidate")"; break; fi
   done
 fi
-[ -n "$PY" ] || { echo "error: chronos needs Python >= 3.11 (set CHRONOS_PYTHON)" >&2; exit 1; }
+if [ -z "$PY" ] && [ -n "$AS_ROOT" ]; then
+  echo "installing python3 and python3-venv (apt): a Python the service user $SERVICE_USER can run"
+  apt-get install -y -qq --no-install-recommends python3 python3-venv >/dev/null
+  usable /usr/bin/python3 && PY=/usr/bin/python3
+fi
+[ -n "$PY" ] || { echo "error: chronos needs Python >= 3.11${AS_ROOT:+ that user $SERVICE_USER can run} (set CHRONOS_PYTHON)" >&2; exit 1; }
 
+if [ -x .venv/bin/python ] && ! usable .venv/bin/python; then
+  echo "recreating .venv: its Python is out of reach of user $SERVICE_USER"
+  rm -rf .venv
+fi
 if [ ! -x .venv/bin/python ]; then
-  echo "creating .venv with $($PY --version)"
+  echo "creating .venv with $($PY --version) ($PY)"
   "$PY" -m venv .venv
 fi
 .venv/bin/python -m pip install -q --upgrade pip

@@ -12,8 +12,10 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
+import psutil
 import pytest
 
+from chronos.cli.wiring import default_cache_dir
 from chronos.flink.distribution import find_distribution
 from chronos.flink.rest import FlinkRestClient
 from chronos.flink.submit import RestSubmitter
@@ -24,12 +26,13 @@ from chronos.jobs.rates import ConstantRate
 from chronos.jobs.topics import ensure_topics
 from chronos.model import CheckpointSettings, JobSpec
 from chronos.stack.local_stack import StackOptions, down, up
+from chronos.stack.service_account import DEFAULT_SERVICE_USER
 from chronos.stack.state import StackState
 from tests.support.processes import leftovers
 
 
 def cache_dir() -> Path:
-    return Path(os.environ.get("CHRONOS_CACHE_DIR") or Path.home() / ".cache" / "chronos")
+    return default_cache_dir()
 
 
 @pytest.fixture(scope="session")
@@ -38,9 +41,12 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StackState]:
     state, started = up(StackOptions(stack_dir, cache_dir(), slots=4))
     assert started
     try:
+        if os.geteuid() == 0:  # the README flow as root: no service of the stack runs as root
+            users = {name: psutil.Process(r.pid).username() for name, r in state.processes().items()}
+            assert set(users.values()) == {DEFAULT_SERVICE_USER}, users
         yield state
     finally:
-        down(stack_dir)
+        down(stack_dir, purge=True)
         survivors = leftovers(stack_dir)
         assert not survivors, f"processes survived `stack down`: {survivors}"
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -24,6 +25,18 @@ Bootstrap = Annotated[
     str | None, typer.Option("--bootstrap", envvar="CHRONOS_BOOTSTRAP", help="Kafka bootstrap \\[default: the stack's]")
 ]
 AsJson = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+
+
+def finite(text: str) -> float:
+    """A number option: NaN, infinities and absurd magnitudes are refused at parse time, not found deep
+    inside a rate calculation or a database write."""
+    try:
+        number = float(text)
+    except ValueError:
+        raise typer.BadParameter(f"{text[:40]!r} is not a number") from None
+    if not math.isfinite(number) or abs(number) > 1e12:
+        raise typer.BadParameter(f"{text[:40]!r} is not a finite number of sensible size (at most 1e12)")
+    return number
 
 
 def stack_dir_of(value: Path | None) -> Path:

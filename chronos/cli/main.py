@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sys
 import time
+import traceback
 import uuid
 from collections.abc import Callable
 from dataclasses import asdict, replace
@@ -13,17 +15,19 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
-from chronos.cli.common import AsJson, Bootstrap, RestUrl, StackDir, err, out, say_stale
+from chronos.cli.common import AsJson, Bootstrap, RestUrl, StackDir, err, finite, out, say_stale
 from chronos.cli.common import print_json as _print_json
 from chronos.cli.common import stack_dir_of as _stack_dir
 from chronos.cli.observability_commands import dashboards, prometheus_app, report
 from chronos.cli.profile_commands import profile_app
 from chronos.cli.tune_commands import tune
-from chronos.errors import ChronosError, InvalidInput
+from chronos.errors import ChronosError, InvalidInput, redact
 from chronos.model import CheckpointSettings, JobIO, JobSpec, format_interval, parse_interval_ms
 
+DEBUG_ENV = "CHRONOS_DEBUG"
 app = typer.Typer(
     help="chronos: keeps a Flink job's checkpoint interval right for its QoS targets.",
     no_args_is_help=True, pretty_exceptions_enable=False, add_completion=False,
@@ -93,14 +97,18 @@ def stack_fetch(
 
 
 @stack_app.command("down")
-def stack_down(stack_dir: StackDir = None) -> None:
+def stack_down(
+    stack_dir: StackDir = None,
+    purge: Annotated[bool, typer.Option(help="Also delete the services' data (topics, checkpoints, logs) where it "
+                                             "lives apart from the stack dir (as root: the service user's).")] = False,
+) -> None:
     """Stop every process of the stack (gracefully, then forcefully), and its Prometheus. Safe to repeat."""
     from chronos.stack.local_stack import down
     from chronos.stack.prometheus_server import stop_local_prometheus
 
     with err.status("stopping the stack"):
         prometheus = stop_local_prometheus(_stack_dir(stack_dir), say_stale)
-        result = down(_stack_dir(stack_dir))
+        result = down(_stack_dir(stack_dir), purge=purge)
     for line in result.stale:
         say_stale(line)
     stopped = [*result.stopped, *(["prometheus"] if prometheus else [])]
@@ -169,14 +177,14 @@ def _stop_on_signals() -> list[bool]:
 
 @load_app.command("run")
 def load_run(
-    rate: Annotated[float, typer.Option(help="Events/s (the mean for sine, the start for step).")] = 1000.0,
+    rate: Annotated[float, typer.Option(parser=finite, help="Events/s (the mean for sine, the start for step).")] = 1000.0,
     profile: Annotated[str, typer.Option(help="constant | step | sine | csv")] = "constant",
-    to: Annotated[float | None, typer.Option(help="step: rate after the step.")] = None,
-    at: Annotated[float, typer.Option(help="step: seconds until the step.")] = 60.0,
-    amplitude: Annotated[float, typer.Option(help="sine: amplitude in events/s.")] = 0.0,
-    period: Annotated[float, typer.Option(help="sine: period in seconds.")] = 600.0,
+    to: Annotated[float | None, typer.Option(parser=finite, help="step: rate after the step.")] = None,
+    at: Annotated[float, typer.Option(parser=finite, help="step: seconds until the step.")] = 60.0,
+    amplitude: Annotated[float, typer.Option(parser=finite, help="sine: amplitude in events/s.")] = 0.0,
+    period: Annotated[float, typer.Option(parser=finite, help="sine: period in seconds.")] = 600.0,
     trace: Annotated[Path | None, typer.Option(help="csv: file of seconds,events_per_second rows.")] = None,
-    duration: Annotated[float | None, typer.Option(help="Seconds to run \\[default: until stopped].")] = None,
+    duration: Annotated[float | None, typer.Option(parser=finite, help="Seconds to run \\[default: until stopped].")] = None,
     count: Annotated[int | None, typer.Option(help="Stop after this many events.")] = None,
     vehicles: Annotated[int, typer.Option(help="Fleet size (keyed state grows with it).")] = 1000,
     workers: Annotated[int, typer.Option(help="Producer processes (one tops out near 8k events/s).")] = 1,
@@ -245,8 +253,8 @@ def load_stop(stack_dir: StackDir = None) -> None:
 # -- observe -------------------------------------------------------------------------------------
 @observe_app.command("run")
 def observe_run(
-    window: Annotated[float, typer.Option(help="Sliding window in seconds.")] = 30.0,
-    duration: Annotated[float | None, typer.Option(help="Seconds to observe \\[default: until stopped].")] = None,
+    window: Annotated[float, typer.Option(parser=finite, help="Sliding window in seconds.")] = 30.0,
+    duration: Annotated[float | None, typer.Option(parser=finite, help="Seconds to observe \\[default: until stopped].")] = None,
     topic: Annotated[str, typer.Option(help="Output topic.")] = "vehicle-stats",
     background: Annotated[bool, typer.Option(help="Run as a stack-managed background process.")] = False,
     stack_dir: StackDir = None,
@@ -527,14 +535,14 @@ def _strategy(when: str, before: float, after: float, offset: float, mtbf: float
 def chaos_kill_taskmanager(
     job: Annotated[str | None, typer.Option("--job", help="Job id \\[default: the one running job chronos submitted].")] = None,
     when: Annotated[str, typer.Option(help="worst-case | best-case | now | random")] = "worst-case",
-    before: Annotated[float, typer.Option(help="worst-case: seconds before the next checkpoint.")] = 3.0,
-    after: Annotated[float, typer.Option(help="best-case: seconds after a checkpoint completes.")] = 0.5,
-    offset: Annotated[float, typer.Option(help="now: seconds to wait after the warm-up.")] = 0.0,
-    mtbf: Annotated[float, typer.Option(help="random: mean time between failures, seconds.")] = 60.0,
+    before: Annotated[float, typer.Option(parser=finite, help="worst-case: seconds before the next checkpoint.")] = 3.0,
+    after: Annotated[float, typer.Option(parser=finite, help="best-case: seconds after a checkpoint completes.")] = 0.5,
+    offset: Annotated[float, typer.Option(parser=finite, help="now: seconds to wait after the warm-up.")] = 0.0,
+    mtbf: Annotated[float, typer.Option(parser=finite, help="random: mean time between failures, seconds.")] = 60.0,
     seed: Annotated[int, typer.Option(help="random: seed.")] = 0,
-    warmup: Annotated[float, typer.Option(help="Seconds of steady state to learn from before the fault.")] = 30.0,
-    hold: Annotated[float, typer.Option(help="Seconds the steady state must hold to count as recovered.")] = 15.0,
-    timeout: Annotated[float, typer.Option(help="Give up (not recovered) after this many seconds.")] = 300.0,
+    warmup: Annotated[float, typer.Option(parser=finite, help="Seconds of steady state to learn from before the fault.")] = 30.0,
+    hold: Annotated[float, typer.Option(parser=finite, help="Seconds the steady state must hold to count as recovered.")] = 15.0,
+    timeout: Annotated[float, typer.Option(parser=finite, help="Give up (not recovered) after this many seconds.")] = 300.0,
     replace_tm: Annotated[bool, typer.Option("--replace/--no-replace", help="Start a new TaskManager.")] = True,
     samples: Annotated[Path | None, typer.Option(help="Write every signal sample to this JSON-lines file.")] = None,
     stack_dir: StackDir = None,
@@ -596,8 +604,9 @@ def chaos_kill_taskmanager(
 def chaos_run(
     file: Annotated[Path, typer.Argument(help="Experiment file (YAML or JSON).")],
     job: Annotated[str | None, typer.Option("--job", help="Job id \\[default: the one running job chronos submitted].")] = None,
-    hold: Annotated[float, typer.Option(help="Seconds the steady state must hold to count as recovered.")] = 15.0,
-    timeout: Annotated[float, typer.Option(help="Per fault: give up (not recovered) after this many seconds.")] = 300.0,
+    hold: Annotated[float, typer.Option(parser=finite, help="Seconds the steady state must hold to count as recovered.")] = 15.0,
+    timeout: Annotated[float, typer.Option(parser=finite,
+                                           help="Per fault: give up (not recovered) after this many seconds.")] = 300.0,
     journal: Annotated[Path | None, typer.Option(help="Where to write the JSON journal \\[default: in the stack dir].")] = None,
     stack_dir: StackDir = None,
     as_json: AsJson = False,
@@ -683,13 +692,55 @@ def status_cmd(
         out.print(table)
 
 
+@app.callback()
+def _root(
+    debug: Annotated[bool, typer.Option("--debug", envvar=DEBUG_ENV,
+                                        help="On an unexpected error, print the traceback too.")] = False,
+) -> None:
+    """chronos: keeps a Flink job's checkpoint interval right for its QoS targets."""
+    if debug:
+        os.environ[DEBUG_ENV] = "1"  # read by main() after the command has failed
+
+
+def _say_error(message: str) -> None:
+    line = redact(" ".join(message.split()) or "no detail")
+    err.print(f"[bold red]error:[/] {escape(line)}", highlight=False, soft_wrap=True)
+
+
+def _is_usage_error(exc: Exception) -> bool:
+    """A command-line usage error (unknown option, bad value, missing argument): click's, of whichever
+    click typer carries (recent typers vendor their own)."""
+    return callable(getattr(exc, "format_message", None)) and isinstance(getattr(exc, "exit_code", None), int)
+
+
 def main() -> None:
-    """Entry point: known failures become one line on stderr and exit 1."""
+    """Entry point: every failure is one line on stderr and a non-zero exit (the traceback of an
+    unexpected one only with --debug); what chronos writes is private to its user (umask 077)."""
+    os.umask(0o077)
     try:
-        app(standalone_mode=True)
+        code = app(standalone_mode=False)  # click's own errors come back here too, to be said in one line
     except ChronosError as exc:
-        err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        _say_error(str(exc))
         sys.exit(1)
+    except KeyboardInterrupt:
+        _say_error("interrupted")
+        sys.exit(130)
+    except Exception as exc:  # noqa: BLE001 - the last line of defence: never a bare traceback
+        if _is_usage_error(exc):
+            context = getattr(exc, "ctx", None)
+            if type(exc).__name__ == "NoArgsIsHelpError" and context is not None:
+                out.print(context.get_help(), highlight=False)  # a bare group: its help, as click would
+            else:
+                _say_error(exc.format_message())  # type: ignore[attr-defined]
+            sys.exit(int(exc.exit_code))  # type: ignore[attr-defined]
+        if type(exc).__name__ == "Abort":  # Ctrl-C at a prompt or during a command
+            _say_error("interrupted")
+            sys.exit(130)
+        if os.environ.get(DEBUG_ENV):
+            traceback.print_exc()
+        _say_error(f"unexpected {type(exc).__name__}: {exc} (run with --debug for the traceback)")
+        sys.exit(1)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":

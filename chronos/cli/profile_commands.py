@@ -14,9 +14,9 @@ import typer
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from chronos.cli.common import AsJson, StackDir, err, out, print_json, stack_dir_of
+from chronos.cli.common import AsJson, StackDir, err, finite, out, print_json, stack_dir_of
 from chronos.errors import InvalidInput
-from chronos.model import parse_interval_ms
+from chronos.model import parse_interval_ms, path_safe
 from chronos.profiler.events import ProfileEvents
 
 profile_app = typer.Typer(
@@ -82,7 +82,7 @@ class _Bars(ProfileEvents):
 def profile_run(
     job: Annotated[str | None, typer.Option("--job", help="Job to profile \\[default: the one chronos submitted].")] = None,
     trace: Annotated[Path | None, typer.Option(help="Workload: a CSV of seconds,events_per_second.")] = None,
-    rate: Annotated[float | None, typer.Option(help="Workload: a constant events/s.")] = None,
+    rate: Annotated[float | None, typer.Option(parser=finite, help="Workload: a constant events/s.")] = None,
     record: Annotated[str, typer.Option(help="Workload: record the live input topic's rate for this long.")] = "30s",
     intervals: Annotated[str, typer.Option(help="Checkpoint interval range to explore.")] = "2s..60s",
     loads: Annotated[str, typer.Option(help="Load levels, as factors on the workload.")] = "1",
@@ -136,7 +136,7 @@ def profile_run(
             "hold_s": parse_interval_ms(hold) / 1000, "timeout_s": parse_interval_ms(timeout) / 1000,
             "max_recovery_s": parse_interval_ms(max_recovery) / 1000, "max_p99_ms": parse_interval_ms(max_p99),
         }
-        profile_id = f"{job_record.spec.name}-{time.strftime('%Y%m%d-%H%M%S')}"
+        profile_id = f"{path_safe(job_record.spec.name)}-{time.strftime('%Y%m%d-%H%M%S')}"
     spec = wiring.job_spec_from(settings["spec"])
     plan = RunPlan(profile_id, spec, TraceRate(tuple(settings["workload"][0]), tuple(settings["workload"][1])),
                    faults=int(settings["faults"]), steady_s=float(settings["steady_s"]),

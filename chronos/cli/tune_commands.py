@@ -13,13 +13,23 @@ import typer
 from prometheus_client import CollectorRegistry
 from pydantic import ValidationError
 
-from chronos.cli.common import RestUrl, StackDir, err, out, print_json, stack_dir_of
+from chronos.cli.common import RestUrl, StackDir, err, finite, out, print_json, stack_dir_of
 from chronos.errors import InvalidInput, field_error
 from chronos.model import parse_interval_ms
 from chronos.yaml_files import read_mapping
 
 POLICY_FLAGS = ("strategy", "static_interval_s", "interval_min_s", "interval_max_s", "startup_grace_s", "cooldown_s",
                 "max_retunes_per_hour", "horizon_s", "latency_window_s", "safety_margin")
+
+
+def _check_metrics_port(port: int, address: str) -> None:
+    from chronos.stack.ports import port_in_use
+
+    if not -1 <= port <= 65535:
+        raise InvalidInput(f"--metrics-port {port} is out of range: -1 (off), 0 (any free port) or 1..65535")
+    if port > 0 and port_in_use(port, address):
+        raise InvalidInput(f"--metrics-port {port} on {address} is in use or not bindable; pick another, "
+                           "0 for any free one, -1 for none")
 
 
 def _seconds(text: str | None) -> float | None:
@@ -54,7 +64,8 @@ def tune(
     max_retunes_per_hour: Annotated[int | None, typer.Option(help="Cap on retunes per hour \\[default: 4].")] = None,
     horizon: Annotated[str | None, typer.Option(help="Forecast horizon \\[default: 5min].")] = None,
     latency_window: Annotated[str | None, typer.Option(help="Window of the observed p99 \\[default: 60s].")] = None,
-    safety_margin: Annotated[float | None, typer.Option(help="Headroom under each target \\[default: 0.1].")] = None,
+    safety_margin: Annotated[float | None, typer.Option(
+        parser=finite, help="Headroom under each target \\[default: 0.1].")] = None,
     config: Annotated[Path | None, typer.Option(help="YAML file of policy fields (flags override it).")] = None,
     decide_every: Annotated[str, typer.Option(help="How often to decide.")] = "30s",
     collect_every: Annotated[str, typer.Option(help="How often to read the job's signals.")] = "5s",
@@ -63,7 +74,7 @@ def tune(
     metrics_port: Annotated[int, typer.Option(help="Serve Prometheus metrics on this port (0: any free port, -1: off).")] = 9464,
     metrics_address: Annotated[str, typer.Option(help="Address the metrics endpoint binds.")] = "127.0.0.1",
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Only recommend: decide and journal, never retune.")] = False,
-    pause_after_savepoint: Annotated[float, typer.Option(hidden=True)] = 0.0,
+    pause_after_savepoint: Annotated[float, typer.Option(parser=finite, hidden=True)] = 0.0,
     flink_deployment: Annotated[str | None, typer.Option(
         help="Tune this FlinkDeployment (Flink Kubernetes Operator): retune by patching its flinkConfiguration.")] = None,
     namespace: Annotated[str, typer.Option(envvar="POD_NAMESPACE", help="Namespace of the FlinkDeployment.")] = "default",
@@ -101,6 +112,7 @@ def tune(
     settings = LoopSettings(collect_every_s=parse_interval_ms(collect_every) / 1000,
                             decide_every_s=parse_interval_ms(decide_every) / 1000, dry_run=dry_run)
     run_for = _seconds(duration)
+    _check_metrics_port(metrics_port, metrics_address)  # before any of the tuner is set up
     sd = stack_dir_of(stack_dir)
     db_path = (db or sd / "profiles.db").expanduser()
     journal = TuneJournal(db_path)

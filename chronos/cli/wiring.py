@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,13 +21,14 @@ from chronos.flink.submit import CliSubmitter, JobSubmitter, RestSubmitter
 from chronos.jobs.bounded_input import ExperimentInput
 from chronos.jobs.rates import TraceRate
 from chronos.k8s.flink_deployment import DeploymentRealizer
-from chronos.model import CheckpointSettings, JobIO, JobSpec
+from chronos.model import CheckpointSettings, JobIO, JobSpec, check_bootstrap
 from chronos.profiler.store import ProfileStore
 from chronos.signals.live import LiveSignals
 from chronos.signals.tune_signals import KafkaJobCollector
 from chronos.stack.faults import KillPythonWorker, KillTaskManager, PauseTaskManager, RestartKafka, resume_taskmanagers
 from chronos.stack.job_records import JobRecord, JobRecordStore
 from chronos.stack.profiling_clusters import LocalClusterPool
+from chronos.stack.service_account import ServiceAccount, account_of
 from chronos.stack.state import StackState, load_state
 from chronos.tune.fitting import ModelBook
 from chronos.tune.journal import TuneJournal
@@ -37,7 +39,11 @@ def default_stack_dir() -> Path:
 
 
 def default_cache_dir() -> Path:
-    return Path(os.environ.get("CHRONOS_CACHE_DIR") or Path.home() / ".cache" / "chronos")
+    """The Maven artifact cache. As root, /var/cache/chronos: the stack's services then run as another
+    user, who could not read root's home."""
+    if os.environ.get("CHRONOS_CACHE_DIR"):
+        return Path(os.environ["CHRONOS_CACHE_DIR"])
+    return Path("/var/cache/chronos") if os.geteuid() == 0 else Path.home() / ".cache" / "chronos"
 
 
 def require_stack(stack_dir: Path) -> StackState:
@@ -57,7 +63,7 @@ def rest_url(stack_dir: Path, override: str | None) -> str:
 
 
 def bootstrap(stack_dir: Path, override: str | None) -> str:
-    return override if override else require_stack(stack_dir).bootstrap
+    return check_bootstrap(override) if override else require_stack(stack_dir).bootstrap
 
 
 def flink_client(stack_dir: Path, override: str | None) -> FlinkRestClient:
@@ -66,11 +72,32 @@ def flink_client(stack_dir: Path, override: str | None) -> FlinkRestClient:
 
 def submitter(path: str, client: FlinkRestClient, stack_dir: Path) -> JobSubmitter:
     dist = find_distribution()
+    state = load_state(stack_dir)
+    inner: JobSubmitter
     if path == "cli":
         state = require_stack(stack_dir)
-        flink_home = Path(state.stack_dir) / "flink"
-        return CliSubmitter(dist, client.base_url, flink_home / "conf", flink_home / "log", flink_home / "lib")
-    return RestSubmitter(client, dist.python_jar)
+        home = state.flink_home
+        inner = CliSubmitter(dist, client.base_url, home / "conf", home / "log", home / "lib",
+                             account_of(Path(state.services_dir)).run_as())
+    else:
+        inner = RestSubmitter(client, dist.python_jar)
+    if state is None or state.service_user is None:
+        return inner
+    return ReadableFirst(inner, account_of(Path(state.services_dir)))
+
+
+class ReadableFirst:
+    """Submission to a stack whose services run as another user: a program file that user cannot read
+    fails inside Flink as "Could not execute application"; here it is one line naming the file."""
+
+    def __init__(self, inner: JobSubmitter, account: ServiceAccount) -> None:
+        self._inner, self._account = inner, account
+
+    def submit(self, spec: JobSpec, settings: CheckpointSettings, savepoint: str | None = None) -> str:
+        files = [spec.python_file] if spec.python_file else []
+        files += [spec.args[i + 1] for i, arg in enumerate(spec.args[:-1]) if arg == "--sql"]
+        self._account.require_readable([Path(f) for f in files], "put the job's files where that user can read them")
+        return self._inner.submit(spec, settings, savepoint)
 
 
 def job_records(stack_dir: Path) -> JobRecordStore:
@@ -198,6 +225,9 @@ def record_workload(state: StackState, record: JobRecord, window_s: float, conso
 
 
 def profiling_pool(stack_dir: Path, profile_id: str, state: StackState, slots: int) -> LocalClusterPool:
+    if not re.fullmatch(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}", profile_id):
+        raise InvalidInput(f"profile id {profile_id[:80]!r} cannot name a directory; profile ids are letters, "
+                           "digits, '.', '_' and '-'")
     pool = LocalClusterPool(stack_dir / "profiling" / profile_id, default_cache_dir(), state.bootstrap, slots)
     pool.clean_leftovers()
     return pool

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from chronos.errors import StackError
+from chronos.model import RunAs
 
 
 @dataclass(frozen=True)
@@ -42,16 +43,18 @@ def find_distribution() -> FlinkDistribution:
     return FlinkDistribution(home=home)
 
 
-def script_env(conf_dir: Path, log_dir: Path, pid_dir: Path, lib_dir: Path | None = None) -> dict[str, str]:
-    """Environment for bin/*.sh: without FLINK_CONF_DIR a TaskManager silently uses the wheel's
-    default config and never registers; without this Python first on PATH, Python workers and the
-    PythonDriver cannot import pyflink. FLINK_LIB_DIR, when given, replaces the wheel's lib/."""
-    env = dict(os.environ)
+def script_env(conf_dir: Path, log_dir: Path, pid_dir: Path, lib_dir: Path | None, run_as: RunAs) -> dict[str, str]:
+    """Environment for bin/*.sh: the allow-listed one of `run_as` (PyFlink logs every variable of each
+    Python process it starts) plus what Flink needs. Without FLINK_CONF_DIR a TaskManager silently uses
+    the wheel's default config and never registers; without this Python first on PATH, Python workers
+    and the PythonDriver cannot import pyflink. FLINK_LIB_DIR, when given, replaces the wheel's lib/."""
+    env = dict(run_as.env)
     if lib_dir is not None:
         env["FLINK_LIB_DIR"] = str(lib_dir)
     env["FLINK_CONF_DIR"] = str(conf_dir)
     env["FLINK_LOG_DIR"] = str(log_dir)
     env["FLINK_PID_DIR"] = str(pid_dir)
+    env["TMPDIR"] = str(conf_dir.parent / "tmp")  # the cluster's own temp dir (Python workers, the client)
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     env.pop("FLINK_HOME", None)
     return env

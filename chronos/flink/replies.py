@@ -31,8 +31,11 @@ class TaskManagers(_Reply):
     taskmanagers: tuple[TaskManager, ...]
 
 
+JOB_ID_PATTERN = r"^[0-9a-f]{32}$"  # a job id becomes a URL path and a file name: nothing else passes
+
+
 class JobSummary(_Reply):
-    jid: str
+    jid: str = Field(pattern=JOB_ID_PATTERN)
     name: str
     state: str
     start_time: int = Field(alias="start-time")
@@ -56,7 +59,7 @@ class Vertex(_Reply):
 
 
 class JobDetail(_Reply):
-    jid: str
+    jid: str = Field(pattern=JOB_ID_PATTERN)
     name: str
     state: str
     start_time: int = Field(alias="start-time")

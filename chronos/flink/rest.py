@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import httpx
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
-from chronos.errors import FlinkRequestFailed, FlinkUnreachable, UnknownJob
+from chronos.errors import FlinkRequestFailed, FlinkUnreachable, UnknownJob, field_error, is_job_id, redact
 from chronos.flink.replies import (
     CheckpointConfigReply,
     CheckpointStats,
@@ -29,8 +29,25 @@ from chronos.flink.replies import (
 )
 
 R = TypeVar("R", bound=BaseModel)
-_JOB_ID = re.compile(r"^[0-9a-f]{32}$")
+_JAR_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*\.jar$")  # Flink's "<uuid>_<file name>"
 _SOURCE_RATE = re.compile(r"^\d+\.Source__.*\.numRecordsOutPerSecond$")
+
+
+def _parse(model: type[R], data: Any, what: str) -> R:
+    """A reply as its model, or one line saying which field Flink's reply lacks."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise FlinkRequestFailed(f"Flink's reply to {what} is not what chronos reads: {field_error(exc.errors())}") from exc
+
+
+def _job_id_in(reply: Any, what: str) -> str:
+    """The job id of a submission reply, refused unless it is one: it becomes a file name and a URL path."""
+    job_id = reply.get("jobid") if isinstance(reply, dict) else None
+    if not isinstance(job_id, str) or not is_job_id(job_id):
+        raise FlinkRequestFailed(f"Flink's reply to {what} carries no job id (got {str(job_id)[:80]!r}); not a Flink "
+                                 "REST API, or not one chronos can trust")
+    return job_id
 
 
 def _first_error_line(response: httpx.Response) -> str:
@@ -58,6 +75,7 @@ class FlinkRestClient:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.base_url = base_url.rstrip("/")
+        self._shown_url = redact(self.base_url)  # what messages say: no credentials
         self._http = httpx.Client(base_url=self.base_url, timeout=timeout_s, transport=transport)
         self._sleep = sleep
         self._clock = clock
@@ -73,16 +91,16 @@ class FlinkRestClient:
 
     # -- transport ------------------------------------------------------------------------------
     def _request(self, method: str, path: str, job_id: str | None = None, **kwargs: Any) -> Any:
-        if job_id is not None and not _JOB_ID.match(job_id):
+        if job_id is not None and not is_job_id(job_id):
             raise UnknownJob(f"no such job: {job_id!r} is not a Flink job id (32 hex digits)")
         try:
             response = self._http.request(method, path, **kwargs)
         except httpx.TransportError as exc:
             raise FlinkUnreachable(
-                f"cannot reach the Flink REST API at {self.base_url} ({type(exc).__name__})"
+                f"cannot reach the Flink REST API at {self._shown_url} ({type(exc).__name__})"
             ) from exc
         if response.status_code == 404 and job_id is not None:
-            raise UnknownJob(f"no such job on {self.base_url}: {job_id}")
+            raise UnknownJob(f"no such job on {self._shown_url}: {job_id}")
         if response.status_code >= 400:
             raise FlinkRequestFailed(f"Flink refused {method} {path}: {_first_error_line(response)}")
         if not response.content:
@@ -93,7 +111,7 @@ class FlinkRestClient:
             raise FlinkRequestFailed(f"Flink sent a non-JSON reply to {method} {path}") from exc
 
     def _get(self, model: type[R], path: str, job_id: str | None = None) -> R:
-        return model.model_validate(self._request("GET", path, job_id))
+        return _parse(model, self._request("GET", path, job_id), f"GET {path}")
 
     # -- cluster --------------------------------------------------------------------------------
     def overview(self) -> ClusterOverview:
@@ -129,7 +147,7 @@ class FlinkRestClient:
         reply = self._request(
             "GET", f"/jobs/{job_id}/vertices/{vertex_id}/metrics", job_id, params={"get": ",".join(names)}
         )
-        return tuple(Metric.model_validate(item) for item in reply)
+        return tuple(_parse(Metric, item, f"the metrics of {vertex_id}") for item in reply)
 
     def source_throughput(self, job_id: str) -> float | None:
         """Records/s leaving the source operators, summed over subtasks; None if Flink reports none.
@@ -199,12 +217,12 @@ class FlinkRestClient:
             "POST", f"/jobs/{job_id}/stop", job_id,
             json={"targetDirectory": str(target_directory), "drain": drain},
         )
-        request_id = str(trigger["request-id"])
+        request_id = trigger.get("request-id") if isinstance(trigger, dict) else None
+        if not isinstance(request_id, str) or not is_job_id(request_id):  # trigger ids have the same form
+            raise FlinkRequestFailed(f"Flink's reply to POST /jobs/{job_id}/stop carries no trigger id")
         deadline = self._clock() + timeout_s
         while True:
-            status = SavepointTrigger.model_validate(
-                self._request("GET", f"/jobs/{job_id}/savepoints/{request_id}", job_id)
-            )
+            status = self._get(SavepointTrigger, f"/jobs/{job_id}/savepoints/{request_id}", job_id)
             if status.status.id == "COMPLETED":
                 operation = status.operation
                 if operation is None or operation.location is None:
@@ -218,17 +236,24 @@ class FlinkRestClient:
 
     # -- jar submission -------------------------------------------------------------------------
     def uploaded_jars(self) -> Mapping[str, str]:
-        """Uploaded jars as {jar id: file name}."""
+        """Uploaded jars as {jar id: file name} (ids that could not be a jar id are left out: they
+        become URL paths)."""
         reply = self._request("GET", "/jars")
-        return {str(f["id"]): str(f["name"]) for f in reply.get("files", [])}
+        files = reply.get("files", []) if isinstance(reply, dict) else []
+        return {str(f["id"]): str(f["name"]) for f in files
+                if isinstance(f, dict) and _JAR_ID.match(str(f.get("id", ""))) and "name" in f}
 
-    def upload_jar(self, jar: Path) -> str:
+    def upload_jar(self, jar: Path, name: str | None = None) -> str:
+        """Upload `jar` (under `name` if given); return the id Flink gave it."""
         with open(jar, "rb") as handle:
             reply = self._request(
-                "POST", "/jars/upload", files={"jarfile": (jar.name, handle, "application/x-java-archive")},
+                "POST", "/jars/upload", files={"jarfile": (name or jar.name, handle, "application/x-java-archive")},
                 timeout=SUBMIT_TIMEOUT_S,
             )
-        return Path(str(reply["filename"])).name
+        jar_id = Path(str(reply.get("filename", "") if isinstance(reply, dict) else "")).name
+        if not _JAR_ID.match(jar_id):
+            raise FlinkRequestFailed(f"Flink's reply to POST /jars/upload carries no jar id (got {jar_id[:80]!r})")
+        return jar_id
 
     def run_jar(
         self,
@@ -249,4 +274,4 @@ class FlinkRestClient:
         if parallelism:
             body["parallelism"] = parallelism
         reply = self._request("POST", f"/jars/{jar_id}/run", json=body, timeout=SUBMIT_TIMEOUT_S)
-        return str(reply["jobid"])
+        return _job_id_in(reply, f"POST /jars/{jar_id}/run")

@@ -7,6 +7,7 @@ PythonDriver entry class: no client JVM per restart, so it is the path retuning 
 
 from __future__ import annotations
 
+import hashlib
 import re
 import subprocess
 from pathlib import Path
@@ -15,7 +16,7 @@ from typing import Protocol
 from chronos.errors import FlinkRequestFailed
 from chronos.flink.distribution import FlinkDistribution, script_env
 from chronos.flink.rest import FlinkRestClient
-from chronos.model import CheckpointSettings, JobSpec
+from chronos.model import CheckpointSettings, JobSpec, RunAs
 
 PYTHON_DRIVER = "org.apache.flink.client.python.PythonDriver"
 
@@ -24,6 +25,16 @@ class JobSubmitter(Protocol):
     def submit(self, spec: JobSpec, settings: CheckpointSettings, savepoint: str | None = None) -> str:
         """Submit `spec`, restored from `savepoint` if given; return the new job id."""
         ...
+
+
+def content_named(jar: Path) -> str:
+    """`<stem>-<sha256 prefix>.jar`: the name under which a jar's exact content is uploaded."""
+    digest = hashlib.sha256()
+    with open(jar, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    stem = re.sub(r"[^A-Za-z0-9._-]", "-", jar.stem)[:80] or "job"
+    return f"{stem}-{digest.hexdigest()[:16]}.jar"
 
 
 def submission_config(spec: JobSpec, settings: CheckpointSettings) -> dict[str, str]:
@@ -45,14 +56,19 @@ class RestSubmitter:
     def __init__(self, client: FlinkRestClient, python_jar: Path) -> None:
         self._client = client
         self._python_jar = python_jar
-        self._jar_ids: dict[Path, str] = {}
+        self._jar_ids: dict[tuple[Path, int, int], str] = {}  # (path, mtime ns, size) -> jar id on the cluster
 
     def _ensure_jar(self, jar: Path) -> str:
-        """Upload once per jar; a jar already on the cluster (same file name) is reused."""
-        if jar not in self._jar_ids:
-            existing = [jid for jid, name in self._client.uploaded_jars().items() if name == jar.name]
-            self._jar_ids[jar] = existing[0] if existing else self._client.upload_jar(jar)
-        return self._jar_ids[jar]
+        """Upload a jar under a name carrying its content hash, and reuse only a jar of that exact name: a
+        rebuilt `my-job.jar` (or someone else's jar of that name on a shared cluster) is never taken for
+        the one chronos means to run."""
+        stat = jar.stat()
+        key = (jar, stat.st_mtime_ns, stat.st_size)  # a rebuild changes these: hashed again, uploaded again
+        if key not in self._jar_ids:
+            name = content_named(jar)
+            existing = [jid for jid, uploaded in self._client.uploaded_jars().items() if uploaded == name]
+            self._jar_ids[key] = existing[0] if existing else self._client.upload_jar(jar, name)
+        return self._jar_ids[key]
 
     def submit(self, spec: JobSpec, settings: CheckpointSettings, savepoint: str | None = None) -> str:
         jar, entry_class, args = program(spec, self._python_jar)
@@ -67,15 +83,19 @@ class RestSubmitter:
 
 
 _SUBMITTED = re.compile(r"JobID ([0-9a-f]{32})")
+CLI_TIMEOUT_S = 300.0  # a client JVM plus planning on a cold cluster; never wait forever on it
 
 
 class CliSubmitter:
-    def __init__(
-        self, dist: FlinkDistribution, rest_url: str, conf_dir: Path, log_dir: Path, lib_dir: Path | None = None
-    ) -> None:
+    """`flink run` as the account the cluster runs as (`run_as`): the client reads the cluster's
+    config directory, which that account can write, so it never runs as anyone else."""
+
+    def __init__(self, dist: FlinkDistribution, rest_url: str, conf_dir: Path, log_dir: Path, lib_dir: Path | None,
+                 run_as: RunAs) -> None:
         self._dist = dist
         self._address = rest_url.removeprefix("http://").removeprefix("https://")
-        self._env = script_env(conf_dir, log_dir, log_dir, lib_dir)
+        self._env = script_env(conf_dir, log_dir, log_dir, lib_dir, run_as)
+        self._run_as = run_as
 
     def submit(self, spec: JobSpec, settings: CheckpointSettings, savepoint: str | None = None) -> str:
         argv = ["bash", str(self._dist.bin / "flink"), "run", "-d", "-m", self._address]
@@ -85,7 +105,11 @@ class CliSubmitter:
             argv += ["-p", str(spec.parallelism)]
         argv += [f"-D{key}={value}" for key, value in submission_config(spec, settings).items()]
         argv += ["-c", spec.entry_class, spec.jar, *spec.args] if spec.jar else ["-py", spec.python_file, *spec.args]
-        done = subprocess.run(argv, env=self._env, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+        try:
+            done = subprocess.run(argv, env=self._env, capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                                  timeout=CLI_TIMEOUT_S, **self._run_as.popen_kwargs())
+        except subprocess.TimeoutExpired as exc:
+            raise FlinkRequestFailed(f"flink run did not return within {CLI_TIMEOUT_S:.0f} s") from exc
         match = _SUBMITTED.search(done.stdout + done.stderr)
         if done.returncode != 0 or match is None:
             tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]

@@ -2,7 +2,8 @@
 
 They come from Maven Central through the user's own `mvn` (so its settings, proxy and ~/.m2 cache
 apply) and are copied once into a cache directory; a marker file records a complete copy so an
-interrupted download is redone rather than half-used.
+interrupted download is redone rather than half-used. The copies are public jars and are written
+readable by all (umask 022): as root, the stack's services run as another user who must load them.
 """
 
 from __future__ import annotations
@@ -16,6 +17,15 @@ from pathlib import Path
 from chronos.errors import StackError, ToolMissing
 
 _COMPLETE = ".complete"
+MAVEN_TIMEOUT_S = 900.0  # a first download of ~100 jars on a slow link; never wait forever on it
+
+
+def _public_dir(path: Path) -> None:
+    """Create `path` and any missing parents readable and traversable by all (the cache holds public jars)."""
+    missing = [p for p in (path, *path.parents) if not p.exists()]
+    for directory in reversed(missing):
+        directory.mkdir()
+        directory.chmod(0o755)
 
 
 @dataclass(frozen=True)
@@ -32,14 +42,18 @@ def _copy_dependencies(pom_name: str, target: Path, exclude_transitive: bool) ->
         raise ToolMissing("Maven (mvn) is not installed; install it (apt-get install maven) and retry")
     if target.exists():
         shutil.rmtree(target)
-    target.mkdir(parents=True)
+    _public_dir(target)
     with resources.as_file(resources.files("chronos.stack") / pom_name) as pom:
         argv = [
             mvn, "-q", "-B", "-f", str(pom), "dependency:copy-dependencies",
             f"-DoutputDirectory={target}", "-DincludeScope=runtime",
             f"-DexcludeTransitive={str(exclude_transitive).lower()}",
         ]
-        done = subprocess.run(argv, capture_output=True, text=True, cwd=target)
+        try:
+            done = subprocess.run(argv, capture_output=True, text=True, cwd=target, umask=0o022,
+                                  timeout=MAVEN_TIMEOUT_S)
+        except subprocess.TimeoutExpired as exc:
+            raise StackError(f"fetching {pom_name} from Maven Central took over {MAVEN_TIMEOUT_S:.0f} s") from exc
     if done.returncode != 0:
         lines = [ln for ln in (done.stdout + done.stderr).splitlines() if "ERROR" in ln]
         detail = lines[0].strip() if lines else f"mvn exited with {done.returncode}"

@@ -17,6 +17,7 @@ from chronos.model import FaultRecord
 from chronos.stack import kafka_broker
 from chronos.stack.flink_cluster import start_taskmanager
 from chronos.stack.processes import ProcessRecord, check, descendants, send, stop
+from chronos.stack.service_account import account_of
 from chronos.stack.state import StackState, load_state, save_state
 
 PYTHON_WORKER_MAIN = "pyflink.fn_execution.beam.beam_boot"
@@ -76,7 +77,7 @@ class KillTaskManager:
         detail = f"killed pid {victim.pid}"
         survivors = tuple(record for record in state.taskmanagers if record.pid != victim.pid)
         if self._replace:
-            new = start_taskmanager(find_distribution(), Path(state.stack_dir) / "flink")
+            new = start_taskmanager(find_distribution(), state.flink_home, account_of(Path(state.services_dir)))
             survivors += (new,)
             detail += f", started pid {new.pid}"
         save_state(state.model_copy(update={"taskmanagers": survivors}))
@@ -87,7 +88,7 @@ class KillTaskManager:
         state = _state(self._stack_dir)
         live = tuple(record for record in state.taskmanagers if check(record).ours)
         if not live:
-            live = (start_taskmanager(find_distribution(), Path(state.stack_dir) / "flink"),)
+            live = (start_taskmanager(find_distribution(), state.flink_home, account_of(Path(state.services_dir))),)
         save_state(state.model_copy(update={"taskmanagers": live}))
 
 
@@ -170,8 +171,8 @@ class RestartKafka:
                            f"restarted as pid {_state(self._stack_dir).kafka_pid}")
 
     def _start(self, state: StackState) -> None:
-        record = kafka_broker.start_broker(Path(state.kafka_lib), Path(state.stack_dir) / "kafka",
-                                           state.kafka_port, state.kafka_controller_port)
+        record = kafka_broker.start_broker(Path(state.kafka_lib), state.kafka_home, state.kafka_port,
+                                           state.kafka_controller_port, account_of(Path(state.services_dir)))
         save_state(state.model_copy(update={"kafka": record}))
         kafka_broker.wait_ready(state.bootstrap, record)
 

@@ -17,6 +17,7 @@ import yaml
 from chronos.errors import StackError
 from chronos.flink.distribution import FlinkDistribution, script_env
 from chronos.stack.processes import EXEC_WAIT_S, ProcessRecord, identify, running
+from chronos.stack.service_account import ServiceAccount
 from chronos.stack.state import JOBMANAGER_MAIN, TASKMANAGER_MAIN, flink_conf_mark
 
 
@@ -26,6 +27,7 @@ class FlinkClusterSettings:
     rest_port: int
     rpc_port: int
     prometheus_port_base: int
+    account: ServiceAccount
     slots: int = 4
     jobmanager_memory: str = "1g"
     taskmanager_memory: str = "1536m"
@@ -47,6 +49,10 @@ class FlinkClusterSettings:
     @property
     def pid_dir(self) -> Path:
         return self.home / "pid"
+
+    @property
+    def tmp_dir(self) -> Path:
+        return self.home / "tmp"
 
     @property
     def checkpoint_dir(self) -> Path:
@@ -71,7 +77,13 @@ def render_config(base: dict[str, Any], s: FlinkClusterSettings) -> dict[str, An
     """The wheel's config.yaml (kept for its JVM --add-opens flags) overlaid with a loopback-only,
     stack-local cluster. Pure, so the rendering is unit-tested without starting anything."""
     prom_range = f"{s.prometheus_port_base}-{s.prometheus_port_base + 3}"
+    java_opts = str(base.get("env", {}).get("java", {}).get("opts", {}).get("all", ""))
     overlay: dict[str, Any] = {
+        # Temp files (PyFlink's copies of submitted programs, spill files, the netty shuffle) inside the
+        # cluster's own directory: /tmp may hold another user's `pyflink` directory, and a test run
+        # should not leave hundreds of MB there.
+        "env": {"java": {"opts": {"all": f"{java_opts} -Djava.io.tmpdir={s.tmp_dir}".strip()}}},
+        "io": {"tmp": {"dirs": str(s.tmp_dir)}},
         "jobmanager": {
             "bind-host": "127.0.0.1",
             "rpc": {"address": "127.0.0.1", "port": s.rpc_port},
@@ -127,7 +139,7 @@ def write_conf_dir(dist: FlinkDistribution, s: FlinkClusterSettings) -> Path:
     base = yaml.safe_load((dist.conf / "config.yaml").read_text()) or {}
     rendered = render_config(base, s)
     (s.conf_dir / "config.yaml").write_text(yaml.safe_dump(rendered, sort_keys=False))
-    for directory in (s.log_dir, s.pid_dir, s.checkpoint_dir, s.savepoint_dir, s.home / "web-upload"):
+    for directory in (s.log_dir, s.pid_dir, s.checkpoint_dir, s.savepoint_dir, s.home / "web-upload", s.tmp_dir):
         directory.mkdir(parents=True, exist_ok=True)
     return s.conf_dir
 
@@ -144,16 +156,24 @@ def write_lib_dir(dist: FlinkDistribution, s: FlinkClusterSettings) -> Path:
     return s.lib_dir
 
 
+def prepare_home(dist: FlinkDistribution, s: FlinkClusterSettings) -> None:
+    """Config, lib and working directories, handed to the account the cluster runs as."""
+    write_conf_dir(dist, s)
+    write_lib_dir(dist, s)
+    s.account.own(s.home)
+
+
 def _run_script(dist: FlinkDistribution, s: FlinkClusterSettings, script: str, *args: str) -> None:
-    env = script_env(s.conf_dir, s.log_dir, s.pid_dir, s.lib_dir)
+    env = script_env(s.conf_dir, s.log_dir, s.pid_dir, s.lib_dir, s.account.run_as())
     done = subprocess.run(
         ["bash", str(dist.bin / script), *args], env=env, capture_output=True, text=True,
-        stdin=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL, timeout=SCRIPT_TIMEOUT_S, **s.account.popen_kwargs(),
     )
     if done.returncode != 0:
         raise StackError(f"{script} {' '.join(args)} failed: {(done.stderr or done.stdout).strip()[-300:]}")
 
 
+SCRIPT_TIMEOUT_S = 120.0  # jobmanager.sh / taskmanager.sh return after ~6 s; never wait forever on one
 JOBMANAGER_DAEMON = "standalonesession"
 TASKMANAGER_DAEMON = "taskexecutor"
 
@@ -181,8 +201,7 @@ def taskmanager_marks(conf_dir: Path) -> tuple[str, str]:
 
 def start_cluster(dist: FlinkDistribution, s: FlinkClusterSettings) -> tuple[ProcessRecord, list[ProcessRecord]]:
     """Start one JobManager and one TaskManager; return their records (JobManager, TaskManagers)."""
-    write_conf_dir(dist, s)
-    write_lib_dir(dist, s)
+    prepare_home(dist, s)
     _run_script(dist, s, "jobmanager.sh", "start")
     _run_script(dist, s, "taskmanager.sh", "start")
     jm = _read_pids(s.pid_dir, JOBMANAGER_DAEMON)
@@ -213,13 +232,13 @@ def wait_ready(rest_url: str, slots: int, processes: list[ProcessRecord], timeou
     raise StackError(f"Flink at {rest_url} did not become ready: {last}")
 
 
-def start_taskmanager(dist: FlinkDistribution, flink_home: Path) -> ProcessRecord:
+def start_taskmanager(dist: FlinkDistribution, flink_home: Path, account: ServiceAccount) -> ProcessRecord:
     """Start one more TaskManager with the cluster's config; return its record (a fault's replacement)."""
     conf, log, pid_dir, lib = flink_home / "conf", flink_home / "log", flink_home / "pid", flink_home / "lib"
     before = set(_read_pids(pid_dir, TASKMANAGER_DAEMON))
-    env = script_env(conf, log, pid_dir, lib if lib.exists() else None)
+    env = script_env(conf, log, pid_dir, lib if lib.exists() else None, account.run_as())
     done = subprocess.run(["bash", str(dist.bin / "taskmanager.sh"), "start"], env=env, capture_output=True,
-                          text=True, stdin=subprocess.DEVNULL)
+                          text=True, stdin=subprocess.DEVNULL, timeout=SCRIPT_TIMEOUT_S, **account.popen_kwargs())
     new = [pid for pid in _read_pids(pid_dir, TASKMANAGER_DAEMON) if pid not in before]
     if done.returncode != 0 or not new:
         raise StackError(f"could not start a TaskManager: {(done.stderr or done.stdout).strip()[-300:]}")

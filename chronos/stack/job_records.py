@@ -12,6 +12,7 @@ import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from chronos.errors import InvalidInput, is_job_id
 from chronos.model import CheckpointSettings, JobIO, JobSpec
 
 
@@ -31,16 +32,23 @@ class JobRecordStore:
         self._dir = directory
 
     def _path(self, job_id: str) -> Path:
+        """Only a Flink job id names a record file: anything else could name a path outside the store."""
+        if not is_job_id(job_id):
+            raise InvalidInput(f"{job_id[:80]!r} is not a Flink job id (32 hex digits)")
         return self._dir / f"{job_id}.json"
 
     def save(self, record: JobRecord) -> None:
-        self._dir.mkdir(parents=True, exist_ok=True)
         path = self._path(record.job_id)
+        self._dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(asdict(record), indent=2))
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # records hold SQL vars and paths
+        with os.fdopen(fd, "w") as out:
+            out.write(json.dumps(asdict(record), indent=2))
         os.replace(tmp, path)
 
     def get(self, job_id: str) -> JobRecord | None:
+        if not is_job_id(job_id):
+            return None
         path = self._path(job_id)
         if not path.exists():
             return None
@@ -62,5 +70,5 @@ class JobRecordStore:
         )
 
     def all(self) -> list[JobRecord]:
-        records = (self.get(p.stem) for p in sorted(self._dir.glob("*.json")))
+        records = (self.get(p.stem) for p in sorted(self._dir.glob("*.json")) if is_job_id(p.stem))
         return [r for r in records if r is not None]

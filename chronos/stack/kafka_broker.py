@@ -12,7 +12,10 @@ from pathlib import Path
 
 from chronos.errors import KafkaUnavailable, ToolMissing
 from chronos.stack.processes import ProcessRecord, running, spawn
+from chronos.stack.service_account import ServiceAccount
 from chronos.stack.state import KAFKA_MAIN
+
+FORMAT_TIMEOUT_S = 120.0  # the storage tool is one JVM start; never wait forever on it
 
 _LOG4J2 = """\
 rootLogger.level=INFO
@@ -66,8 +69,9 @@ def _java() -> str:
     return java
 
 
-def start_broker(lib_dir: Path, home: Path, port: int, controller_port: int, partitions: int = 2) -> ProcessRecord:
-    """Write the config, format storage on first start, start the broker; return its record."""
+def start_broker(lib_dir: Path, home: Path, port: int, controller_port: int, account: ServiceAccount,
+                 partitions: int = 2) -> ProcessRecord:
+    """Write the config, format storage on first start, start the broker as `account`; return its record."""
     java = _java()
     data_dir = home / "data"
     home.mkdir(parents=True, exist_ok=True)
@@ -75,15 +79,19 @@ def start_broker(lib_dir: Path, home: Path, port: int, controller_port: int, par
     config.write_text(render_server_properties(port, controller_port, data_dir, partitions))
     log4j = home / "log4j2.properties"
     log4j.write_text(_LOG4J2.format(log=home / "server.log"))
+    account.own(home)
     classpath = f"{lib_dir}/*"
     log_opt = f"-Dlog4j2.configurationFile={log4j}"
     if not (data_dir / "meta.properties").exists():
         cluster_id = new_cluster_id()
-        done = subprocess.run(
-            [java, "-cp", classpath, log_opt, "kafka.tools.StorageTool", "format",
-             "-t", cluster_id, "-c", str(config)],
-            capture_output=True, text=True,
-        )
+        try:
+            done = subprocess.run(
+                [java, "-cp", classpath, log_opt, "kafka.tools.StorageTool", "format",
+                 "-t", cluster_id, "-c", str(config)],
+                capture_output=True, text=True, env=account.env(), timeout=FORMAT_TIMEOUT_S, **account.popen_kwargs(),
+            )
+        except subprocess.TimeoutExpired as exc:
+            raise KafkaUnavailable(f"formatting Kafka storage took over {FORMAT_TIMEOUT_S:.0f} s") from exc
         if done.returncode != 0:
             raise KafkaUnavailable(f"formatting Kafka storage failed: {done.stderr.strip()[-300:]}")
     return spawn(
@@ -91,7 +99,9 @@ def start_broker(lib_dir: Path, home: Path, port: int, controller_port: int, par
         home / "stdout.log",
         role="this stack's Kafka broker",
         argv_marks=(KAFKA_MAIN, str(config)),
+        env=account.env(),
         cwd=home,
+        run_as=account.run_as(),
     )
 
 

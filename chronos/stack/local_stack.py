@@ -8,6 +8,7 @@ process (a stale state file after a crash or a reboot) is said and never signall
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from chronos.stack.artifacts import ensure_artifacts
 from chronos.stack.helpers import live_helpers, stop_all_helpers
 from chronos.stack.ports import free_port_block, free_ports, port_in_use
 from chronos.stack.processes import Check, ProcessRecord, adopt, check, stop
+from chronos.stack.service_account import remove_services_dir, service_account
 from chronos.stack.state import STATE_FILE, StackState, UnreadableState, clear_state, load_state, save_state
 
 Report = Callable[[str], None]
@@ -85,9 +87,13 @@ def up(options: StackOptions, report: Report = _quiet) -> tuple[StackState, bool
     _check_port(options.kafka_port, "Kafka")
     _check_port(options.rest_port, "the Flink REST API")
 
+    account = service_account()
     report("fetching Kafka and the Flink Kafka connector from Maven Central (cached)")
     artifacts = ensure_artifacts(options.cache_dir)
     dist = find_distribution()
+    account.require_readable(
+        [Path(sys.executable), dist.home, artifacts.kafka_lib, artifacts.connector_jar],
+        "install chronos (and its cache: CHRONOS_CACHE_DIR) where that user can read it")
 
     chosen = free_ports(4)
     kafka_host = "127.0.0.1"
@@ -102,18 +108,24 @@ def up(options: StackOptions, report: Report = _quiet) -> tuple[StackState, bool
     rest_port = options.rest_port or chosen[2]
     controller_port, rpc_port = chosen[1], chosen[3]
     prom_base = free_port_block(4, avoid=frozenset({kafka_port, rest_port, controller_port, rpc_port}))
+    options.stack_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     stack_dir = options.stack_dir.resolve()
-    stack_dir.mkdir(parents=True, exist_ok=True)
+    services = account.services_dir(stack_dir)
+    new_services = not services.exists()
+    account.prepare(services)
+    if account.separate:
+        report(f"services run as user {account.name!r} in {services}")
     started: list[ProcessRecord] = []
     kafka: ProcessRecord | None = None
     try:
         if not options.shared_bootstrap:
             report(f"starting Kafka (KRaft) on 127.0.0.1:{kafka_port}")
-            kafka = kafka_broker.start_broker(artifacts.kafka_lib, stack_dir / "kafka", kafka_port, controller_port)
+            kafka = kafka_broker.start_broker(artifacts.kafka_lib, services / "kafka", kafka_port, controller_port,
+                                              account)
             started.append(kafka)
         settings = flink_cluster.FlinkClusterSettings(
-            home=stack_dir / "flink", rest_port=rest_port, rpc_port=rpc_port,
-            prometheus_port_base=prom_base, slots=options.slots, extra_lib_jars=(artifacts.connector_jar,),
+            home=services / "flink", rest_port=rest_port, rpc_port=rpc_port, prometheus_port_base=prom_base,
+            account=account, slots=options.slots, extra_lib_jars=(artifacts.connector_jar,),
         )
         report(f"starting Flink {options.slots}-slot session cluster, REST on 127.0.0.1:{rest_port}")
         jobmanager, taskmanagers = flink_cluster.start_cluster(dist, settings)
@@ -125,24 +137,28 @@ def up(options: StackOptions, report: Report = _quiet) -> tuple[StackState, bool
         flink_cluster.wait_ready(rest_url, options.slots, [jobmanager, *taskmanagers])
     except BaseException:
         # Also what Flink's pid files prove is ours: a start that failed between the script and the record.
-        adopted = [found.record for _, found in _flink_daemons(stack_dir / "flink") if found.ours]
+        adopted = [found.record for _, found in _flink_daemons(services / "flink") if found.ours]
         stop([*started, *adopted], grace_seconds=10)
+        if new_services:
+            remove_services_dir(services, stack_dir)
         raise
     state = StackState(
         stack_dir=str(stack_dir), started_at=time.time(), kafka_port=kafka_port,
         kafka_controller_port=controller_port, kafka=kafka, flink_rest_port=rest_port,
         flink_rpc_port=rpc_port, prometheus_port_base=prom_base, jobmanager=jobmanager,
         taskmanagers=tuple(taskmanagers), slots=options.slots, kafka_lib=str(artifacts.kafka_lib),
-        connector_jar=str(artifacts.connector_jar), kafka_host=kafka_host,
+        connector_jar=str(artifacts.connector_jar), services_dir=str(services),
+        service_user=account.name if account.separate else None, kafka_host=kafka_host,
     )
     save_state(state)
     return state, True
 
 
-def down(stack_dir: Path, report: Report = _quiet) -> DownReport:
+def down(stack_dir: Path, report: Report = _quiet, purge: bool = False) -> DownReport:
     """Stop helpers, then Flink, then Kafka: every process the stack started and every Flink daemon its
     own pid files prove to be this stack's (e.g. a JobManager restarted by hand with the stack's config).
-    Stale entries are said through `report`, never signalled."""
+    Stale entries are said through `report`, never signalled. `purge` also deletes the services' files
+    (topics, checkpoints, logs) where they live apart from the stack directory."""
     helpers = stop_all_helpers(stack_dir, report)
     stale: list[str] = list(helpers.stale)
     stack_dir = stack_dir.resolve() if stack_dir.exists() else stack_dir
@@ -152,7 +168,8 @@ def down(stack_dir: Path, report: Report = _quiet) -> DownReport:
         stale.append(str(exc))
         report(str(exc))
         state = None
-    flink_home = Path(state.stack_dir) / "flink" if state is not None else stack_dir / "flink"
+    services = Path(state.services_dir) if state is not None else _services_guess(stack_dir)
+    flink_home = services / "flink"
     named = state.processes() if state is not None else {}
     flink = {name: record for name, record in named.items() if name.startswith("flink")}
     recorded = {record.pid for record in named.values()}
@@ -172,7 +189,17 @@ def down(stack_dir: Path, report: Report = _quiet) -> DownReport:
     for pid_file in (flink_home / "pid").glob("*.pid"):
         pid_file.unlink()
     clear_state(stack_dir)
+    if purge:
+        remove_services_dir(services, stack_dir)
     return DownReport(tuple(helpers.stopped) + tuple(stopped), tuple(stale))
+
+
+def _services_guess(stack_dir: Path) -> Path:
+    """Where the services of a stack whose state is lost would keep their files."""
+    try:
+        return service_account().services_dir(stack_dir)
+    except StackError:
+        return stack_dir
 
 
 def _stop_named(named: dict[str, ProcessRecord], grace_s: float, report: Report, stale: list[str]) -> list[str]:

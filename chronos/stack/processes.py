@@ -27,6 +27,7 @@ import psutil
 from pydantic import BaseModel, ConfigDict
 
 from chronos.errors import StackError
+from chronos.model import RunAs
 
 # Kernel start times are clock ticks (1/100 s); the difference of two epoch floats is exact to far better.
 START_TIME_SLACK_S = 0.005
@@ -48,7 +49,7 @@ class ProcessRecord(BaseModel):
     """What chronos knows of a process it started (or adopted with proof): enough to tell it from
     whatever holds its PID later."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, allow_inf_nan=False)
 
     pid: int
     role: str  # what it is to a reader: "this stack's JobManager"
@@ -192,8 +193,9 @@ def _reap(pid: int) -> None:
 
 
 def spawn(argv: Sequence[str], log_file: Path, role: str, argv_marks: Sequence[str],
-          env: Mapping[str, str] | None = None, cwd: Path | None = None, exec_wait_s: float = EXEC_WAIT_S) -> ProcessRecord:
-    """Start a detached child (own session, output to `log_file`) and record it."""
+          env: Mapping[str, str] | None = None, cwd: Path | None = None, exec_wait_s: float = EXEC_WAIT_S,
+          run_as: RunAs | None = None) -> ProcessRecord:
+    """Start a detached child (own session, output to `log_file`, as `run_as` if given) and record it."""
     log_file.parent.mkdir(parents=True, exist_ok=True)
     with open(log_file, "ab") as log:
         proc = subprocess.Popen(
@@ -204,6 +206,7 @@ def spawn(argv: Sequence[str], log_file: Path, role: str, argv_marks: Sequence[s
             env=dict(env) if env is not None else None,
             cwd=cwd,
             start_new_session=True,
+            **(run_as.popen_kwargs() if run_as is not None else {}),
         )
     # Popen returns once the exec has begun (its close-on-exec pipe closed), which is before the kernel
     # has set up the new argv: for a moment /proc/<pid>/cmdline reads empty (seen with prometheus).

@@ -87,14 +87,14 @@ class LocalClusterPool:
             try:
                 up(StackOptions(stack_dir, self._cache, slots=self._slots, shared_bootstrap=self._bootstrap))
             except BaseException:
-                down(stack_dir)
+                down(stack_dir, purge=True)
                 shutil.rmtree(stack_dir, ignore_errors=True)
                 raise
         return LocalProfilingCluster(stack_dir)
 
     def release(self, cluster: object) -> None:
         if isinstance(cluster, LocalProfilingCluster):
-            down(cluster.stack_dir)
+            down(cluster.stack_dir, purge=True)
             shutil.rmtree(cluster.stack_dir, ignore_errors=True)
 
     def leftovers(self) -> list[Path]:
@@ -104,6 +104,6 @@ class LocalClusterPool:
     def clean_leftovers(self) -> list[Path]:
         found = self.leftovers()
         for stack_dir in found:
-            down(stack_dir)
+            down(stack_dir, purge=True)
             shutil.rmtree(stack_dir, ignore_errors=True)
         return found

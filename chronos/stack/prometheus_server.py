@@ -16,6 +16,7 @@ import yaml
 from chronos.errors import StackError, ToolMissing
 from chronos.stack.ports import LOOPBACK, free_ports
 from chronos.stack.processes import ProcessRecord, Report, check, running, spawn, stop
+from chronos.stack.service_account import SERVICES_ROOT, remove_services_dir, service_account
 
 
 def prometheus_config(targets: Sequence[str], scrape_interval_s: float = 2.0) -> str:
@@ -49,20 +50,32 @@ class PrometheusServer:
     def stop(self, report: Report = _quiet) -> None:
         stop([self.process], grace_seconds=10, report=report)
 
+    def purge(self) -> None:
+        """Stop it and delete its data, where that lives apart from the caller's directory (as root)."""
+        self.stop()
+        remove_services_dir(self.directory, self.directory.parent)
+
 
 def start_prometheus(directory: Path, targets: Sequence[str], port: int | None = None,
                      timeout_s: float = 30.0) -> PrometheusServer:
+    """Start Prometheus as the stack's service account; its config and data go to `directory`, or (as
+    root, when `directory` is not already the service account's) to a directory of the account's."""
     binary = shutil.which("prometheus")
     if binary is None:
         raise ToolMissing("prometheus is not installed; run scripts/setup.sh (apt package prometheus)")
-    directory.mkdir(parents=True, exist_ok=True)
+    account = service_account()
+    if account.separate and not directory.resolve().is_relative_to(SERVICES_ROOT):
+        directory = account.services_dir(directory)
+    account.prepare(directory)
     config = directory / "prometheus.yml"
     config.write_text(prometheus_config(targets))
+    account.own(directory)
     port = port or free_ports(1)[0]
     config_flag = f"--config.file={config}"
     process = spawn([binary, config_flag, f"--storage.tsdb.path={directory / 'data'}",
                      f"--web.listen-address={LOOPBACK}:{port}", "--web.enable-lifecycle"],
-                    directory / "prometheus.log", role="chronos's Prometheus", argv_marks=(config_flag,))
+                    directory / "prometheus.log", role="chronos's Prometheus", argv_marks=(config_flag,),
+                    env=account.env(), cwd=directory, run_as=account.run_as())
     server = PrometheusServer(process, f"http://{LOOPBACK}:{port}", directory)
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -107,12 +120,13 @@ def local_prometheus(stack_dir: Path, report: Report = _quiet) -> PrometheusServ
 
 def start_local_prometheus(stack_dir: Path, targets: Sequence[str], port: int | None,
                            report: Report = _quiet) -> PrometheusServer:
-    """A Prometheus kept beside the local stack (its data under the stack directory), found again by
+    """A Prometheus kept beside the local stack (its data with the stack's services), found again by
     `local_prometheus` and stopped by `stop_local_prometheus`."""
     running = local_prometheus(stack_dir, report)
     if running is not None:
         return running
-    server = start_prometheus(stack_dir / "prometheus", targets, port)
+    server = start_prometheus(service_account().services_dir(stack_dir) / "prometheus", targets, port)
+    _record(stack_dir).parent.mkdir(parents=True, exist_ok=True)
     _record(stack_dir).write_text(json.dumps({"process": server.process.model_dump(), "url": server.url,
                                               "directory": str(server.directory)}))
     return server

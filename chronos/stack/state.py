@@ -33,7 +33,7 @@ class UnreadableState(StackError):
 
 
 class StackState(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, allow_inf_nan=False)
 
     stack_dir: str
     started_at: float
@@ -48,6 +48,8 @@ class StackState(BaseModel):
     slots: int
     kafka_lib: str
     connector_jar: str
+    services_dir: str  # where Kafka, Flink and Prometheus keep their files: the stack dir, or (as root) the service user's
+    service_user: str | None  # None: the services run as chronos's own user
     kafka_host: str = "127.0.0.1"
 
     @property
@@ -68,12 +70,20 @@ class StackState(BaseModel):
         return [f"http://127.0.0.1:{p}/metrics" for p in range(self.prometheus_port_base, self.prometheus_port_base + 4)]
 
     @property
+    def flink_home(self) -> Path:
+        return Path(self.services_dir) / "flink"
+
+    @property
+    def kafka_home(self) -> Path:
+        return Path(self.services_dir) / "kafka"
+
+    @property
     def savepoint_dir(self) -> Path:
-        return Path(self.stack_dir) / "flink" / "savepoints"
+        return self.flink_home / "savepoints"
 
     @property
     def flink_conf_dir(self) -> Path:
-        return Path(self.stack_dir) / "flink" / "conf"
+        return self.flink_home / "conf"
 
     @property
     def kafka_pid(self) -> int | None:
@@ -119,9 +129,12 @@ def load_state(stack_dir: Path) -> StackState | None:
 
 
 def save_state(state: StackState) -> None:
+    """Written private to chronos's user (0600), atomically."""
     path = Path(state.stack_dir) / STATE_FILE
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(state.model_dump_json(indent=2))
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as out:
+        out.write(state.model_dump_json(indent=2))
     os.replace(tmp, path)
 
 

@@ -24,20 +24,17 @@ from chronos.metrics.views import DASHBOARDS
 ROOT = Path(__file__).resolve().parents[2]
 CHART = ROOT / "helm" / "chronos"
 KUBERNETES = "1.30.0"
-REST_MODE = """
+NON_DEFAULT = """
 target:
-  flinkDeployment: ""
+  flinkDeployment: fleet
   restUrl: http://flink-jobmanager:8081
-  jobId: 0123456789abcdef0123456789abcdef
   jobFile:
     name: fleet
-    program: {jar: /opt/jobs/fleet.jar, entry-class: com.example.Fleet}
     io: {bootstrap: "kafka:9092", input-topic: events, output-topic: results}
   reporterUrls: [http://flink-taskmanager:9249/metrics]
 qos: {latencyP99: 800ms, recovery: 2min}
 policy: {strategy: daly}
 dryRun: true
-chaos: {enabled: true}
 storage: {persistence: {enabled: false}}
 metrics: {serviceMonitor: {enabled: true, labels: {release: kube-prometheus}}}
 dashboards: {enabled: false}
@@ -104,8 +101,8 @@ def tune_args(manifests: list[dict[str, Any]]) -> list[str]:
 
 def test_the_chart_lints_with_default_and_non_default_values(tmp_path: Path) -> None:
     assert run_helm("lint", str(CHART), "--strict").returncode == 0
-    file = tmp_path / "rest.yaml"
-    file.write_text(REST_MODE)
+    file = tmp_path / "other.yaml"
+    file.write_text(NON_DEFAULT)
     result = run_helm("lint", str(CHART), "--strict", "-f", str(file))
     assert result.returncode == 0, result.stdout + result.stderr
 
@@ -130,34 +127,65 @@ def test_operator_mode_may_only_get_and_patch_its_own_flinkdeployment(tmp_path: 
                               "resourceNames": ["my-flink-job"], "verbs": ["get", "patch"]}]
 
 
-def test_rest_mode_with_chaos_monitor_and_dry_run_renders_what_it_says(tmp_path: Path) -> None:
-    manifests = rendered(tmp_path, REST_MODE)
+def test_non_default_values_render_what_they_say(tmp_path: Path) -> None:
+    manifests = rendered(tmp_path, NON_DEFAULT)
     validate_all(manifests)
     kinds = sorted(m["kind"] for m in manifests)
     assert "PersistentVolumeClaim" not in kinds and "ServiceMonitor" in kinds
     assert kinds.count("ConfigMap") == 1, "dashboards disabled"
     args = tune_args(manifests)
-    assert "--job=0123456789abcdef0123456789abcdef" in args and "--rest-url=http://flink-jobmanager:8081" in args
+    assert "--flink-deployment=fleet" in args and "--rest-url=http://flink-jobmanager:8081" in args
     assert "--dry-run" in args and "--strategy=daly" in args and "--latency-p99=800ms" in args
     assert "--reporter-url=http://flink-taskmanager:9249/metrics" in args
     pod = by_kind(manifests, "Deployment")[0]["spec"]["template"]["spec"]
-    assert pod["initContainers"][0]["name"] == "adopt", "a job chronos did not submit is adopted once"
+    assert "initContainers" not in pod
     assert {"name": "data", "emptyDir": {}} in pod["volumes"]
-    role = by_kind(manifests, "Role")[0]
-    assert role["rules"] == [{"apiGroups": [""], "resources": ["pods"], "verbs": ["list", "delete"]}]
     monitor = by_kind(manifests, "ServiceMonitor")[0]
     assert monitor["metadata"]["labels"]["release"] == "kube-prometheus"
 
 
-def test_no_role_at_all_when_nothing_needs_the_kubernetes_api(tmp_path: Path) -> None:
-    manifests = rendered(tmp_path, REST_MODE, "chaos.enabled=false")
+def test_no_role_and_no_api_token_when_rbac_is_off(tmp_path: Path) -> None:
+    manifests = rendered(tmp_path, None, "rbac.create=false")
     assert not by_kind(manifests, "Role") and not by_kind(manifests, "RoleBinding")
+    pod = by_kind(manifests, "Deployment")[0]["spec"]["template"]["spec"]
+    assert pod["automountServiceAccountToken"] is False
+    assert by_kind(manifests, "ServiceAccount")[0]["automountServiceAccountToken"] is False
+    with_role = by_kind(rendered(tmp_path), "Deployment")[0]["spec"]["template"]["spec"]
+    assert with_role["automountServiceAccountToken"] is True
+
+
+def test_no_rule_lets_the_tuner_touch_pods(tmp_path: Path) -> None:
+    for manifests in (rendered(tmp_path), rendered(tmp_path, NON_DEFAULT)):
+        rules = [rule for role in by_kind(manifests, "Role") for rule in role["rules"]]
+        assert all("pods" not in rule["resources"] for rule in rules)
+
+
+@pytest.mark.parametrize("hostile", [
+    "target.restUrl=http://flink:8081;id #",
+    "target.restUrl=http://flink:8081$(id)",
+    "target.restUrl=http://user:pw@flink:8081",
+    "target.reporterUrls[0]=http://x:9249/metrics`id`",
+    "extraArgs[0]=--dry-run; rm -rf /",
+])
+def test_a_hostile_value_is_refused_before_anything_renders(hostile: str) -> None:
+    result = run_helm("template", "rel", str(CHART), "--set", hostile)
+    assert result.returncode != 0 and "does not match pattern" in result.stderr, result.stdout + result.stderr
+
+
+def test_no_manifest_runs_a_shell_and_every_value_stays_one_argument(tmp_path: Path) -> None:
+    odd = "target.jobFile.name=x y; z"  # a job-file value: it goes into the ConfigMap, never into a command
+    for manifests in (rendered(tmp_path), rendered(tmp_path, NON_DEFAULT), rendered(tmp_path, None, odd)):
+        pod = by_kind(manifests, "Deployment")[0]["spec"]["template"]["spec"]
+        for container in pod["containers"] + pod.get("initContainers", []):
+            assert "command" not in container, "the image's entry point, exec form"
+            assert all(isinstance(a, str) and "\n" not in a for a in container["args"])
+        assert "sh -c" not in yaml.safe_dump(manifests)
 
 
 def test_every_flag_the_chart_passes_exists_on_chronos_tune(tmp_path: Path) -> None:
     help_text = subprocess.run([sys.executable, "-m", "chronos.cli.main", "tune", "--help"], capture_output=True,
                                text=True, env={"COLUMNS": "300", "PATH": "/usr/bin:/bin"}, timeout=60).stdout
-    flags = {a.split("=")[0] for m in (rendered(tmp_path), rendered(tmp_path, REST_MODE)) for a in tune_args(m)
+    flags = {a.split("=")[0] for m in (rendered(tmp_path), rendered(tmp_path, NON_DEFAULT)) for a in tune_args(m)
              if a.startswith("--")}
     missing = [f for f in sorted(flags) if not re.search(rf"{re.escape(f)}\b", help_text)]
     assert not missing, f"not options of chronos tune: {missing}"
@@ -185,4 +213,4 @@ def test_the_values_schema_refuses_bad_values(setting: str, complaint: str) -> N
 
 def test_a_release_without_a_target_is_refused_in_one_line() -> None:
     result = run_helm("template", "rel", str(CHART), "--set", "target.flinkDeployment=")
-    assert result.returncode != 0 and "set target.flinkDeployment, or target.restUrl and target.jobId" in result.stderr
+    assert result.returncode != 0 and "set target.flinkDeployment" in result.stderr

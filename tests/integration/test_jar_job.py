@@ -10,6 +10,7 @@ import uuid
 from pathlib import Path
 
 from chronos.flink.rest import FlinkRestClient
+from chronos.flink.submit import content_named
 from chronos.jobs import job_file
 from chronos.stack.state import StackState
 from tests.cli.test_bad_input import chronos
@@ -43,13 +44,15 @@ def test_a_jar_job_is_submitted_and_retuned_from_its_savepoint(stack: StackState
     suffix = uuid.uuid4().hex[:6]
     sql = Path(job_file.__file__).with_name("speeding_zones.sql")
     file = tmp_path / "jar-job.yaml"
-    file.write_text(JAR_JOB.format(suffix=suffix, jar=build_jar(tmp_path / "build"), sql=sql))
+    jar = build_jar(tmp_path / "build")
+    file.write_text(JAR_JOB.format(suffix=suffix, jar=jar, sql=sql))
     submitted = chronos("job", "submit", "--file", str(file), "--interval", "10s", "--json", *sd)
     assert submitted.returncode == 0, submitted.stderr
     job_id = json.loads(submitted.stdout)["job_id"]
     new_job = None
     try:
         assert flink.job(job_id).name == f"jar-speeding-zones-{suffix}"
+        assert content_named(jar) in flink.uploaded_jars().values(), "uploaded under its content hash"
         retuned = chronos("job", "retune", job_id, "--interval", "7s", "--json", *sd, timeout=180)
         assert retuned.returncode == 0, retuned.stderr
         result = json.loads(retuned.stdout)

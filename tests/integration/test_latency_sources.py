@@ -44,7 +44,7 @@ def prometheus(stack: StackState, tmp_path: Path) -> Iterator[PrometheusServer]:
     try:
         yield server
     finally:
-        server.stop()
+        server.purge()
 
 
 def wait_for(read, timeout_s: float) -> float:  # type: ignore[no-untyped-def]

@@ -84,7 +84,8 @@ def test_kafka_restart_keeps_port_and_topics(stack: StackState, flink: FlinkRest
     assert new is not None and new.kafka_pid != old.kafka_pid and not is_alive(old.kafka_pid)
     assert record.kind == "restart-kafka"
     assert ensure_topics(stack.bootstrap, [topic]) == [], "the topic is still there"
-    assert status(stack.stack_dir_path).health == "healthy"
+    st = status(stack.stack_dir_path)
+    assert st.health == "healthy", st
 
 
 def test_killed_python_worker_fails_the_task_and_the_job_restores_losing_nothing(

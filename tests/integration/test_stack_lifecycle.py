@@ -6,14 +6,18 @@ from __future__ import annotations
 import json
 import os
 import signal
+import stat
 import subprocess
 from pathlib import Path
+from typing import Any
 
+import psutil
 import pytest
 
 from chronos.flink.distribution import find_distribution, script_env
 from chronos.stack.local_stack import StackOptions, up
 from chronos.stack.processes import is_alive
+from chronos.stack.service_account import account_of
 from chronos.stack.state import load_state
 from tests.cli.test_bad_input import chronos
 from tests.conftest import cache_dir, wait_until
@@ -23,21 +27,53 @@ from tests.support.processes import leftovers
 def _restart_jobmanager_by_hand(stack_dir: Path) -> None:
     """What an operator does with Flink's own scripts and the stack's config: stop the JobManager,
     start a new one (another PID, written to Flink's pid file, not to chronos's state)."""
-    flink = stack_dir / "flink"
+    state = load_state(stack_dir)
+    assert state is not None
+    flink, account = state.flink_home, account_of(Path(state.services_dir))
     dist = find_distribution()
-    env = script_env(flink / "conf", flink / "log", flink / "pid", flink / "lib")
+    env = script_env(flink / "conf", flink / "log", flink / "pid", flink / "lib", account.run_as())
     for action in ("stop", "start"):
         subprocess.run(["bash", str(dist.bin / "jobmanager.sh"), action], env=env, check=True, capture_output=True,
-                       stdin=subprocess.DEVNULL, timeout=60)
+                       stdin=subprocess.DEVNULL, timeout=60, **account.popen_kwargs())
+
+
+SECRET = "s3cret-value-of-the-operator-shell"
+
+
+def _private(path: Path, mode: int) -> bool:
+    return stat.S_IMODE(path.stat().st_mode) == mode
+
+
+def _services_leak_nothing_and_keep_to_themselves(started: dict[str, Any], stack_dir: Path) -> None:
+    """What the services were given and what chronos wrote: no secret of the operator's shell in any
+    file of the services (PyFlink logs the environment of each Python process), private files, and as
+    root no service running as root."""
+    services = Path(started["services_dir"])
+    logs = list((services / "flink" / "log").glob("*.log"))
+    assert any("Starting Python process with environment variables" in log.read_text() for log in logs)
+    leaked = [f for f in services.rglob("*") if f.is_file() and SECRET.encode() in f.read_bytes()]
+    assert leaked == [], f"the operator's environment reached {leaked}"
+    assert _private(stack_dir, 0o700) and _private(stack_dir / "stack.json", 0o600)
+    assert _private(stack_dir / "jobs", 0o700) and all(_private(r, 0o600) for r in (stack_dir / "jobs").glob("*.json"))
+    assert _private(services, 0o700)
+    if os.geteuid() == 0:
+        owners = {psutil.Process(p["pid"]).username() for p in (started["jobmanager"], *started["taskmanagers"],
+                                                                  started["kafka"])}
+        assert owners == {started["service_user"]} and started["service_user"] != "root"
+        assert services.owner() == started["service_user"]
 
 
 def test_stack_lifecycle(tmp_path: Path) -> None:
     common = ["--stack-dir", str(tmp_path), "--cache-dir", str(cache_dir())]
-    first = chronos("stack", "up", "--slots", "1", "--json", *common, timeout=240)
+    shell = {**os.environ, "CHRONOS_TEST_TOKEN": SECRET}
+    first = chronos("stack", "up", "--slots", "1", "--json", *common, timeout=240, env=shell)
     try:
         assert first.returncode == 0, first.stderr
         started = json.loads(first.stdout)
         assert started["started"] is True
+        submitted = chronos("job", "submit", "demo", "--parallelism", "1", "--stack-dir", str(tmp_path), env=shell)
+        assert submitted.returncode == 0, submitted.stderr
+        _services_leak_nothing_and_keep_to_themselves(started, tmp_path)
 
         again = chronos("stack", "up", "--slots", "1", "--json", *common)
         assert again.returncode == 0 and json.loads(again.stdout)["started"] is False
@@ -60,12 +96,14 @@ def test_stack_lifecycle(tmp_path: Path) -> None:
         assert not is_alive(started["jobmanager"]["pid"])
         assert any("StandaloneSessionClusterEntrypoint" in line for line in leftovers(tmp_path)), "a new JobManager runs"
     finally:
-        stopped = chronos("stack", "down", "--stack-dir", str(tmp_path))
+        stopped = chronos("stack", "down", "--purge", "--stack-dir", str(tmp_path))
     assert stopped.returncode == 0, stopped.stderr
     assert "flink-jobmanager (pid " in stopped.stdout and "from Flink's pid file" in stopped.stdout
     assert "stale" not in stopped.stderr
     assert leftovers(tmp_path) == [], "a process of the stack survived `stack down`"
     assert load_state(tmp_path) is None
+    if started["service_user"] is not None:  # as root: the services' own directory went with --purge
+        assert not Path(started["services_dir"]).exists()
     assert chronos("stack", "down", "--stack-dir", str(tmp_path)).stdout.strip() == "nothing was running"
     assert chronos("stack", "status", "--stack-dir", str(tmp_path)).returncode == 1
 

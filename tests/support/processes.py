@@ -11,6 +11,8 @@ from pathlib import Path
 
 import psutil
 
+from chronos.stack.service_account import service_account
+
 
 @contextlib.contextmanager
 def bystanders(count: int) -> Iterator[list[subprocess.Popen[bytes]]]:
@@ -43,12 +45,13 @@ def paused(proc: subprocess.Popen[bytes], timeout_s: float = 2.0) -> bool:
 
 
 def leftovers(stack_dir: Path) -> list[str]:
-    """Every live process whose command line names `stack_dir` (its config, logs or data): what
-    `stack down` must have stopped, whoever started it."""
-    needle = str(stack_dir.resolve())
+    """Every live process whose command line names `stack_dir` or its services' directory (config, logs,
+    data): what `stack down` must have stopped, whoever started it."""
+    needles = {str(stack_dir.resolve()), str(service_account().services_dir(stack_dir))}
     found = []
     for proc in psutil.process_iter(["pid", "cmdline", "status"]):
         with contextlib.suppress(psutil.Error):
-            if proc.info["status"] != psutil.STATUS_ZOMBIE and needle in " ".join(proc.info["cmdline"] or ()):
+            argv = " ".join(proc.info["cmdline"] or ())
+            if proc.info["status"] != psutil.STATUS_ZOMBIE and any(needle in argv for needle in needles):
                 found.append(f"{proc.info['pid']}: {' '.join(proc.info['cmdline'])}")
     return found

@@ -55,7 +55,7 @@ def test_the_same_start_time_with_another_command_line_is_stale() -> None:
 
 def test_a_process_that_exited_reads_gone_even_before_it_is_reaped() -> None:
     proc = subprocess.Popen(["sleep", "600"])
-    record = identify(proc.pid, "a test sleeper", ("600",))
+    record = identify(proc.pid, "a test sleeper", ("600",), exec_wait_s=5)
     os.kill(proc.pid, signal.SIGKILL)
     time.sleep(0.2)  # a zombie now: this process has not waited for it
     assert check(record).verdict == "gone"
@@ -97,7 +97,8 @@ def test_python_workers_are_the_beam_workers_below_a_taskmanager_only(tmp_path: 
     try:
         state = StackState(stack_dir=str(tmp_path), started_at=0, kafka_port=1, kafka_controller_port=2, kafka=None,
                            flink_rest_port=3, flink_rpc_port=4, prometheus_port_base=5, jobmanager=tm,
-                           taskmanagers=(tm,), slots=1, kafka_lib="", connector_jar="")
+                           taskmanagers=(tm,), slots=1, kafka_lib="", connector_jar="",
+                           services_dir=str(tmp_path), service_user=None)
         deadline = time.monotonic() + 10
         while not (workers := python_workers(state)) and time.monotonic() < deadline:
             time.sleep(0.05)

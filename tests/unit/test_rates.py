@@ -49,3 +49,11 @@ def test_trace_errors_name_the_problem(tmp_path: Path, content: str, message: st
 def test_missing_trace_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(InvalidInput, match="does not exist"):
         load_trace(tmp_path / "nope.csv")
+
+
+@pytest.mark.parametrize("row", ["10,nan", "inf,5", "10,1e400"])
+def test_a_trace_row_that_is_not_a_finite_number_is_refused_naming_its_line(tmp_path: Path, row: str) -> None:
+    trace = tmp_path / "t.csv"
+    trace.write_text(f"time,rate\n0,100\n{row}\n")
+    with pytest.raises(InvalidInput, match=r"t\.csv:3: time and rate must be finite"):
+        load_trace(trace)

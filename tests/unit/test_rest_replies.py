@@ -99,6 +99,9 @@ def test_unreachable_cluster() -> None:
         FlinkRestClient("http://127.0.0.1:1", timeout_s=2).overview()
 
 
+TRIGGER = "5f0c6e2f7a1b4d3c9e8f7a6b5c4d3e2f"  # Flink's trigger ids are 32 hex digits, like job ids
+
+
 def test_stop_with_savepoint_polls_until_the_path_is_known() -> None:
     polls = iter([{"status": {"id": "IN_PROGRESS"}},
                   {"status": {"id": "COMPLETED"}, "operation": {"location": "file:/sp/savepoint-1"}}])
@@ -106,7 +109,7 @@ def test_stop_with_savepoint_polls_until_the_path_is_known() -> None:
     def handler(request: httpx.Request) -> httpx.Response:
         if request.method == "POST":
             assert json.loads(request.content) == {"targetDirectory": "/sp", "drain": False}
-            return httpx.Response(202, json={"request-id": "abc"})
+            return httpx.Response(202, json={"request-id": TRIGGER})
         return httpx.Response(200, json=next(polls))
 
     client = FlinkRestClient("http://flink.test", transport=httpx.MockTransport(handler), sleep=lambda s: None)
@@ -116,7 +119,7 @@ def test_stop_with_savepoint_polls_until_the_path_is_known() -> None:
 def test_failed_savepoint_is_reported() -> None:
     def handler(request: httpx.Request) -> httpx.Response:
         if request.method == "POST":
-            return httpx.Response(202, json={"request-id": "abc"})
+            return httpx.Response(202, json={"request-id": TRIGGER})
         return httpx.Response(200, json={"status": {"id": "COMPLETED"},
                                          "operation": {"failure-cause": {"class": "CheckpointException"}}})
 
@@ -143,3 +146,41 @@ def test_vertex_load_takes_the_busiest_subtask_and_skips_nan() -> None:
     assert len(loads) == len(detail["vertices"])  # type: ignore[arg-type]
     assert (loads[0].max_busy_ms_per_s, loads[0].max_backpressured_ms_per_s) == (None, 12.0)
     assert (loads[1].max_busy_ms_per_s, loads[1].max_backpressured_ms_per_s) == (750.0, 750.0)
+
+
+def _answering(reply: object, status: int = 200) -> FlinkRestClient:
+    return FlinkRestClient("http://flink.test", transport=httpx.MockTransport(lambda r: httpx.Response(status, json=reply)),
+                           sleep=lambda s: None)
+
+
+@pytest.mark.parametrize("job_id", ["../../escaped", "", "ABCDEF" * 6, None, 7])
+def test_a_submission_reply_without_a_real_job_id_is_refused(job_id: object) -> None:
+    with pytest.raises(FlinkRequestFailed, match="carries no job id"):
+        _answering({"jobid": job_id}).run_jar("jar-1", "Main", [])
+
+
+def test_a_stop_reply_without_a_real_trigger_id_is_refused() -> None:
+    with pytest.raises(FlinkRequestFailed, match="no trigger id"):
+        _answering({"request-id": "../../jars"}, 202).stop_with_savepoint(JOB, "/sp")
+
+
+def test_a_job_list_naming_a_path_is_refused_in_one_line() -> None:
+    reply = {"jobs": [{"jid": "../../escaped", "name": "x", "state": "RUNNING", "start-time": 1, "end-time": -1,
+                       "duration": 1}]}
+    with pytest.raises(FlinkRequestFailed, match=r"jobs\.0\.jid"):
+        _answering(reply).jobs()
+
+
+def test_a_reply_missing_fields_is_one_line_naming_the_field() -> None:
+    with pytest.raises(FlinkRequestFailed, match="GET /overview is not what chronos reads: flink-version: Field required"):
+        _answering({"taskmanagers": 1}).overview()
+
+
+def test_credentials_in_the_rest_url_never_appear_in_a_message() -> None:
+    def refuse(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("refused")
+
+    client = FlinkRestClient("http://alice:s3cret@flink.test", transport=httpx.MockTransport(refuse))
+    with pytest.raises(FlinkUnreachable) as failed:
+        client.overview()
+    assert "s3cret" not in str(failed.value) and "http://***@flink.test" in str(failed.value)

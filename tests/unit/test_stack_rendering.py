@@ -5,14 +5,18 @@ from pathlib import Path
 from chronos.stack.flink_cluster import FlinkClusterSettings, render_config
 from chronos.stack.kafka_broker import new_cluster_id, render_server_properties
 from chronos.stack.ports import free_port_block, free_ports, port_in_use
+from chronos.stack.service_account import service_account
 
 
 def test_flink_config_is_loopback_only_and_keeps_the_wheels_jvm_flags(tmp_path: Path) -> None:
     base = {"env": {"java": {"opts": {"all": "--add-opens=java.base/java.lang=ALL-UNNAMED"}}},
             "jobmanager": {"bind-host": "localhost", "memory": {"process": {"size": "1600m"}}}}
-    settings = FlinkClusterSettings(home=tmp_path, rest_port=18081, rpc_port=16123, prometheus_port_base=19249, slots=3)
+    settings = FlinkClusterSettings(home=tmp_path, rest_port=18081, rpc_port=16123, prometheus_port_base=19249,
+                                    account=service_account(), slots=3)
     config = render_config(base, settings)
     assert config["env"]["java"]["opts"]["all"].startswith("--add-opens")
+    assert config["env"]["java"]["opts"]["all"].endswith(f" -Djava.io.tmpdir={tmp_path}/tmp"), "temp files stay inside"
+    assert config["io"]["tmp"]["dirs"] == f"{tmp_path}/tmp"
     assert config["jobmanager"]["bind-host"] == "127.0.0.1"
     assert config["jobmanager"]["memory"]["process"]["size"] == "1g"
     assert config["rest"] == {"address": "127.0.0.1", "bind-address": "127.0.0.1", "port": 18081}

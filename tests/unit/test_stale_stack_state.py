@@ -59,7 +59,7 @@ def stale_stack(tmp_path: Path) -> Iterator[StaleStack]:
             flink_rest_port=3, flink_rpc_port=4, prometheus_port_base=5,
             jobmanager=_record(jm, "this stack's JobManager", shift_s=-3600.0),
             taskmanagers=(_record(tm, "this stack's TaskManager", shift_s=+42.0),),
-            slots=1, kafka_lib="", connector_jar="",
+            slots=1, kafka_lib="", connector_jar="", services_dir=str(stack_dir), service_user=None,
         ))
         (stack_dir / "flink" / "pid").mkdir(parents=True)
         (stack_dir / "flink" / "pid" / "flink-root-standalonesession.pid").write_text(f"{flink_pid_file.pid}\n")

@@ -42,3 +42,12 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- define "chronos.claimName" -}}
 {{- default (printf "%s-data" (include "chronos.fullname" .)) .Values.storage.persistence.existingClaim -}}
 {{- end -}}
+
+{{/* Mount the service-account token only with a Role to use it (or when told: a Role brought by you). */}}
+{{- define "chronos.mountToken" -}}
+{{- if or .Values.serviceAccount.automountToken (and .Values.rbac.create .Values.target.flinkDeployment) -}}
+true
+{{- else -}}
+false
+{{- end -}}
+{{- end -}}

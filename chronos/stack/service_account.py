@@ -1,0 +1,141 @@
+"""Who runs the local stack's services (Kafka, Flink, Prometheus), with what environment, and where their
+files live.
+
+Their APIs are unauthenticated: whoever reaches them (any local user, on loopback) can make Flink run
+code. So run as root, chronos does not run them as root: they run as a dedicated system user (`chronos`,
+created by scripts/setup.sh; `CHRONOS_SERVICE_USER` names another), in a directory that user owns
+(`/var/lib/chronos/stacks/<name>-<hash>`). The stack directory keeps what chronos itself reads and acts on
+(state, job records, helper records) and stays root's, so nothing running as the service user can write
+a file chronos-as-root later trusts. Run as any other user, the services run as that user, in the stack
+directory, as they always did.
+
+Services get an allow-listed environment: PyFlink logs the whole environment of every Python process it
+starts, and a shell's tokens and keys have no business in a Flink log.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pwd
+import re
+import shutil
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from chronos.errors import StackError
+from chronos.model import RunAs
+
+SERVICE_USER_ENV = "CHRONOS_SERVICE_USER"
+DEFAULT_SERVICE_USER = "chronos"
+SERVICES_ROOT = Path("/var/lib/chronos/stacks")
+# What a service may inherit from chronos's environment; everything else (tokens, keys, proxies with
+# credentials) stays out of the services and their logs.
+INHERITED_ENV = ("PATH", "JAVA_HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
+CREATE_USER = (f"useradd --system --user-group --home-dir /var/lib/chronos --create-home "
+               f"--shell /usr/sbin/nologin {DEFAULT_SERVICE_USER}")
+
+
+@dataclass(frozen=True)
+class ServiceAccount:
+    name: str
+    uid: int
+    gid: int
+    home: Path
+    separate: bool  # True: not the user chronos runs as (root handing its services to a system user)
+
+    def run_as(self) -> RunAs:
+        """How to start a service as this account, with the allow-listed environment."""
+        env = {key: os.environ[key] for key in INHERITED_ENV if key in os.environ}
+        env.update({"HOME": str(self.home), "USER": self.name, "LOGNAME": self.name})
+        return RunAs(self.uid if self.separate else None, self.gid if self.separate else None, tuple(sorted(env.items())))
+
+    def popen_kwargs(self) -> dict[str, Any]:
+        return self.run_as().popen_kwargs()
+
+    def env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+        """The allow-listed environment of a service, with `extra` on top."""
+        return {**dict(self.run_as().env), **(extra or {})}
+
+    def own(self, path: Path) -> None:
+        """Hand `path` (and everything below it) to this account; nothing to do when it is chronos's own."""
+        if not self.separate:
+            return
+        for directory, _, files in os.walk(path):
+            os.chown(directory, self.uid, self.gid, follow_symlinks=False)
+            for name in files:
+                os.chown(Path(directory) / name, self.uid, self.gid, follow_symlinks=False)
+
+    def can(self, test: str, path: Path) -> bool:
+        """Whether this account passes `test -r|-x|-w path` (asked as the account itself, so every
+        directory on the way counts)."""
+        if not self.separate:
+            return os.access(path, {"-r": os.R_OK, "-x": os.X_OK, "-w": os.W_OK}[test])
+        done = subprocess.run(["test", test, str(path)], check=False, timeout=10, **self.popen_kwargs())
+        return done.returncode == 0
+
+    def require_readable(self, paths: Sequence[Path], hint: str) -> None:
+        """Refuse, in one line, a file or directory the services need but cannot read."""
+        for path in paths:
+            if not self.can("-r", path) or (path.is_dir() and not self.can("-x", path)):
+                raise StackError(f"the stack's services run as user {self.name!r}, who cannot read {path}; {hint}")
+
+    def services_dir(self, stack_dir: Path) -> Path:
+        """Where the services of the stack in `stack_dir` keep their files (configs, logs, data,
+        checkpoints): the stack directory itself, or (as root) a directory of the service account's."""
+        if not self.separate:
+            return stack_dir
+        resolved = stack_dir.resolve()
+        slug = re.sub(r"[^A-Za-z0-9._-]", "-", resolved.name)[:40] or "stack"
+        return SERVICES_ROOT / f"{slug}-{hashlib.sha256(str(resolved).encode()).hexdigest()[:12]}"
+
+    def prepare(self, directory: Path) -> Path:
+        """Create `directory` (mode 0700) for the services and hand it to this account."""
+        if self.separate:
+            SERVICES_ROOT.mkdir(parents=True, exist_ok=True)
+            SERVICES_ROOT.chmod(0o755)
+        directory.mkdir(parents=True, exist_ok=True)
+        directory.chmod(0o700)
+        self.own(directory)
+        return directory
+
+
+
+def service_account(name: str | None = None) -> ServiceAccount:
+    """The account the stack's services run as: chronos's own user, or, when chronos runs as root, the
+    dedicated system user (refused in one line if it does not exist or is root itself)."""
+    if os.geteuid() != 0:
+        me = pwd.getpwuid(os.geteuid())
+        return ServiceAccount(me.pw_name, me.pw_uid, me.pw_gid, Path(me.pw_dir), separate=False)
+    wanted = name or os.environ.get(SERVICE_USER_ENV) or DEFAULT_SERVICE_USER
+    try:
+        entry = pwd.getpwnam(wanted)
+    except KeyError:
+        raise StackError(f"chronos runs as root, so the stack's services run as the system user {wanted!r}, which "
+                         f"does not exist: run scripts/setup.sh, or create it: {CREATE_USER}") from None
+    if entry.pw_uid == 0:
+        raise StackError(f"{SERVICE_USER_ENV}={wanted!r} is root: the stack's services never run as root")
+    return ServiceAccount(entry.pw_name, entry.pw_uid, entry.pw_gid, Path(entry.pw_dir), separate=True)
+
+
+def account_of(services_dir: Path) -> ServiceAccount:
+    """The account a running stack's services run as: the owner of their directory. A replacement
+    process (a TaskManager after a kill, a restarted broker) is started as the same account."""
+    owner = pwd.getpwuid(services_dir.stat().st_uid)
+    me = os.geteuid()
+    if owner.pw_uid == me:
+        return ServiceAccount(owner.pw_name, owner.pw_uid, owner.pw_gid, Path(owner.pw_dir), separate=False)
+    if me != 0:
+        raise StackError(f"the stack's services run as user {owner.pw_name!r}; chronos runs as another user and "
+                         "cannot start processes for them")
+    return ServiceAccount(owner.pw_name, owner.pw_uid, owner.pw_gid, Path(owner.pw_dir), separate=True)
+
+
+def remove_services_dir(directory: Path, stack_dir: Path) -> None:
+    """Delete a services directory kept apart from its stack directory (`stack down --purge`); a
+    services directory that is the stack directory itself is left to its owner."""
+    if directory.resolve() != stack_dir.resolve() and directory.resolve().is_relative_to(SERVICES_ROOT):
+        shutil.rmtree(directory, ignore_errors=True)
