@@ -20,6 +20,7 @@ fi
 # Run as root, chronos runs the stack's services (Kafka, Flink, Prometheus) as this unprivileged system user.
 SERVICE_USER="${CHRONOS_SERVICE_USER:-chronos}"
 AS_ROOT=""; [ "$(id -u)" = 0 ] && AS_ROOT=1
+[ -z "$AS_ROOT" ] || export PATH="$PATH:/usr/sbin:/sbin"  # useradd, runuser (a minimal PATH may lack them)
 if [ -n "$AS_ROOT" ] && ! id "$SERVICE_USER" >/dev/null 2>&1; then
   echo "creating system user $SERVICE_USER (runs the local stack's services instead of root)"
   useradd --system --user-group --home-dir /var/lib/chronos --create-home --shell /usr/sbin/nologin "$SERVICE_USER"
