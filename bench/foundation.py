@@ -26,6 +26,7 @@ import psutil
 from rich.console import Console
 from rich.table import Table
 
+from chronos.cli.wiring import default_cache_dir
 from chronos.flink.distribution import find_distribution
 from chronos.flink.prometheus_scrape import scrape, source_records_out
 from chronos.flink.rest import FlinkRestClient
@@ -40,7 +41,7 @@ from chronos.model import CheckpointSettings, JobSpec
 from chronos.stack.local_stack import StackOptions, down, up
 from chronos.stack.state import StackState
 
-CACHE = Path.home() / ".cache" / "chronos"
+CACHE = default_cache_dir()  # as root /var/cache/chronos, readable by the service user
 console = Console(stderr=True)
 
 

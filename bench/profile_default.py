@@ -29,7 +29,7 @@ from typing import Any
 
 from rich.console import Console
 
-from chronos.cli.wiring import job_records
+from chronos.cli.wiring import default_cache_dir, job_records
 from chronos.jobs.rates import TraceRate
 from chronos.profiler.records import ProfileRun, RunConfig
 from chronos.profiler.report import report_rows
@@ -38,7 +38,7 @@ from chronos.profiler.store import ProfileStore
 from chronos.stack.local_stack import StackOptions, down, up
 from chronos.stack.profiling_clusters import LocalClusterPool
 
-CACHE = Path.home() / ".cache" / "chronos"
+CACHE = default_cache_dir()  # as root /var/cache/chronos, readable by the service user
 RESULTS = Path(__file__).parent / "results"
 console = Console(stderr=True)
 

@@ -32,6 +32,7 @@ import psutil
 from rich.console import Console
 from sklearn.linear_model import LinearRegression
 
+from chronos.cli.wiring import default_cache_dir
 from chronos.flink.distribution import find_distribution
 from chronos.flink.job_control import RestJobControl
 from chronos.flink.rest import FlinkRestClient
@@ -45,7 +46,7 @@ from chronos.stack.local_stack import StackOptions, down, up
 from chronos.tune.journal import TuneJournal
 from chronos.tune.retune import Retuner, TunedJob
 
-CACHE = Path.home() / ".cache" / "chronos"
+CACHE = default_cache_dir()  # as root /var/cache/chronos, readable by the service user
 RESULTS = Path(__file__).parent / "results"
 console = Console(stderr=True)
 

@@ -159,6 +159,28 @@ class CheckpointHistory:
     completed: tuple[CheckpointEvent, ...] = ()
 
 
+# The sources a live reading is made of; a failure of one is said per source.
+SOURCES = ("flink-rest", "kafka", "reporter", "latency", "collector")
+
+
+@dataclass(frozen=True)
+class SourceFailure:
+    """A source that could not be read for one reading: a missing value, never a crash. `attempted` is
+    False when the source was not asked at all because it is backing off after failing."""
+
+    source: str  # one of SOURCES
+    error: str  # one line: what went wrong
+    attempted: bool = True
+
+
+def describe(exc: BaseException) -> str:
+    """An exception as one line (its type, and its message's first line if it has one)."""
+    name, text = type(exc).__name__, str(exc).strip().splitlines()
+    if not text:
+        return name
+    return text[0][:200] if text[0].startswith(name) else f"{name}: {text[0][:200]}"
+
+
 @dataclass(frozen=True)
 class SignalSample:
     """What the job looked like at one moment, from sources that survive a TaskManager loss:

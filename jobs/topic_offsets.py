@@ -7,6 +7,9 @@ from typing import Any
 from chronos.errors import KafkaUnavailable
 from chronos.jobs.kafka_bootstrap import require_reachable
 
+# An end-offsets request that does not answer within this is a missing reading, not a stalled tuner.
+END_OFFSETS_TIMEOUT_MS = 5000
+
 
 def groupless_consumer(bootstrap: str, isolation: str = "read_uncommitted") -> Any:
     """A consumer in no group that commits nothing: it reads or inspects a topic without a trace."""
@@ -33,7 +36,7 @@ class TopicEndOffsets:
         self._partitions = [TopicPartition(topic, p) for p in sorted(partitions)]
 
     def total_end_offset(self) -> int:
-        return int(sum(self._consumer.end_offsets(self._partitions).values()))
+        return int(sum(self._consumer.end_offsets(self._partitions, timeout_ms=END_OFFSETS_TIMEOUT_MS).values()))
 
     def close(self) -> None:
         self._consumer.close()

@@ -23,6 +23,7 @@ from chronos.cli.common import print_json as _print_json
 from chronos.cli.common import stack_dir_of as _stack_dir
 from chronos.cli.observability_commands import dashboards, prometheus_app, report
 from chronos.cli.profile_commands import profile_app
+from chronos.cli.rotating_output import redirect_if_asked
 from chronos.cli.tune_commands import tune
 from chronos.errors import ChronosError, InvalidInput, redact
 from chronos.model import CheckpointSettings, JobIO, JobSpec, format_interval, parse_interval_ms
@@ -717,6 +718,7 @@ def main() -> None:
     """Entry point: every failure is one line on stderr and a non-zero exit (the traceback of an
     unexpected one only with --debug); what chronos writes is private to its user (umask 077)."""
     os.umask(0o077)
+    redirect_if_asked()  # a background helper: its output rolled over by size
     try:
         code = app(standalone_mode=False)  # click's own errors come back here too, to be said in one line
     except ChronosError as exc:

@@ -73,6 +73,11 @@ def tune(
     db: Annotated[Path | None, typer.Option(help="Profile + journal database \\[default: <stack dir>/profiles.db].")] = None,
     metrics_port: Annotated[int, typer.Option(help="Serve Prometheus metrics on this port (0: any free port, -1: off).")] = 9464,
     metrics_address: Annotated[str, typer.Option(help="Address the metrics endpoint binds.")] = "127.0.0.1",
+    fit_timeout: Annotated[str, typer.Option(
+        help="Give up a model fit after this long (its process is killed; the models in use stay).")] = "5min",
+    stall_after: Annotated[str, typer.Option(
+        help="/healthz on the metrics port fails once no step has completed for this long (a frozen loop; "
+             "a retune's own timeouts stay below it).")] = "15min",
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Only recommend: decide and journal, never retune.")] = False,
     pause_after_savepoint: Annotated[float, typer.Option(parser=finite, hidden=True)] = 0.0,
     flink_deployment: Annotated[str | None, typer.Option(
@@ -95,7 +100,7 @@ def tune(
     """
     from chronos.cli import wiring
     from chronos.cli.tune_view import TuneDisplay
-    from chronos.metrics.exporter import TuneMetrics, serve
+    from chronos.metrics.exporter import Heartbeat, TuneMetrics, serve
     from chronos.stack.job_records import JobRecord
     from chronos.tune.journal import TuneJournal
     from chronos.tune.loop import LoopSettings, TuneLoop
@@ -118,7 +123,8 @@ def tune(
     journal = TuneJournal(db_path)
     registry = CollectorRegistry()
     metrics = TuneMetrics(registry)
-    display = TuneDisplay(metrics, err if not as_json else out, as_json)
+    heartbeat = Heartbeat(_seconds(stall_after) or 900.0)
+    display = TuneDisplay(metrics, err if not as_json else out, as_json, heartbeat)
     server = None
     if flink_deployment and job_file is None:
         raise InvalidInput("--flink-deployment needs --job-file: the job's name and io (topics, latency source)")
@@ -139,13 +145,14 @@ def tune(
 
             retuner = Retuner(wiring.job_control(client, sd), journal, on_replaced=replaced,
                               pause_after_savepoint_s=pause_after_savepoint)
-        book = wiring.model_book(db_path, record.spec.name, journal, policy.strategy)
+        book = wiring.model_book(db_path, record.spec.name, journal, policy.strategy,
+                                 fit_timeout_s=parse_interval_ms(fit_timeout) / 1000)
         tuned = TunedJob(record.job_id, record.spec, record.settings)
         collector = wiring.tune_collector(client, sd, record, policy.latency_window_s, reporter_url)
         loop = TuneLoop(tuned, policy, collector, retuner, journal, book, display, settings)
         metrics.set_targets(record.spec.name, policy.latency_p99_ms / 1000, policy.recovery_s)
         if metrics_port >= 0:
-            server = serve(registry, metrics_port, metrics_address)
+            server = serve(registry, metrics_port, metrics_address, heartbeat)
         stop = threading.Event()
 
         def graceful(signum: int, _: object) -> None:
@@ -165,7 +172,9 @@ def tune(
                             f"strategy {policy.strategy}{', dry run' if dry_run else ''}")
             display.watching(tuned)
             display.describe_models(book.models)
-            loop.finish_pending()
+            if book.last_fit_error is not None:
+                display.fit_failed(tuned, book.last_fit_error)
+            loop.start()
             loop.run(stop, run_for)
         finally:
             for sig, handler in previous.items():

@@ -13,12 +13,13 @@ from rich.console import Console, Group
 from rich.live import Live
 from rich.table import Table
 
-from chronos.metrics.exporter import TuneMetrics
+from chronos.metrics.exporter import Heartbeat, TuneMetrics
 from chronos.optimizer.decide import Decision
 from chronos.optimizer.evaluate import Evaluation, JobModels
 from chronos.optimizer.policy import TunePolicy
 from chronos.tune.failures import ObservedFailure
-from chronos.tune.readings import LiveReading
+from chronos.tune.outages import OutageEvent
+from chronos.tune.readings import NEEDED_FOR_DECISIONS, NEEDED_FOR_FAILURES, LiveReading
 from chronos.tune.retune import RetuneOutcome, TunedJob
 
 
@@ -44,8 +45,10 @@ class _Screen:
 class TuneDisplay:
     """Implements the loop's TuneObserver; `live` is a rich Live in a terminal, None for JSON or a pipe."""
 
-    def __init__(self, metrics: TuneMetrics, console: Console, as_json: bool) -> None:
+    def __init__(self, metrics: TuneMetrics, console: Console, as_json: bool,
+                 heartbeat: Heartbeat | None = None) -> None:
         self._metrics = metrics
+        self._heartbeat = heartbeat
         self._console = console
         self._json = as_json
         self._screen = _Screen()
@@ -92,6 +95,7 @@ class TuneDisplay:
         self._screen.job, self._screen.reading, self._screen.policy = job, reading, policy
         self._screen.violations[0] += latency_violation_s
         self._screen.violations[1] += recovery_violation_s
+        self._metrics.source_errors(f.source for f in reading.failures if f.attempted)
         self._metrics.observe(job.spec.name, interval_s=job.settings.interval_ms / 1000,
                               p99_s=None if reading.p99_ms is None else reading.p99_ms / 1000,
                               input_rate=reading.input_rate, latency_violation_s=latency_violation_s,
@@ -138,6 +142,28 @@ class TuneDisplay:
 
     def message(self, text: str) -> None:
         self._event("message", text)
+
+    def outage(self, job: TunedJob, event: OutageEvent) -> None:
+        self._metrics.source_up(event.source, event.kind == "ended")
+        if event.kind == "began":
+            held = [what for what, needed in (("decisions", NEEDED_FOR_DECISIONS), ("failure watching",
+                                                                                   NEEDED_FOR_FAILURES))
+                    if event.source in needed]
+            consequence = f"{' and '.join(held)} held until it is back" if held else "readings go on without it"
+            text = f"{event.source} unavailable ({event.error}); {consequence}"
+        else:
+            text = f"{event.source} back after {event.duration_s or 0:.0f} s"
+        self._event("outage", text, source=event.source, change=event.kind, error=event.error,
+                    duration_s=None if event.duration_s is None else round(event.duration_s, 1))
+
+    def fit_failed(self, job: TunedJob, error: str) -> None:
+        self._metrics.fit_failures.inc()
+        self._event("fit-failed", f"{error}; the models in use stay", error=error)
+
+    def stepped(self, wall_ms: int) -> None:
+        self._metrics.heartbeat.set(wall_ms / 1000)
+        if self._heartbeat is not None:
+            self._heartbeat.beat(wall_ms / 1000)
 
     # -- output ---------------------------------------------------------------------------------------
     def _reading_line(self, job: TunedJob, reading: LiveReading, latency_v: float, recovery_v: float) -> None:

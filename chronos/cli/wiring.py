@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -245,7 +245,7 @@ def tune_collector(client: FlinkRestClient, stack_dir: Path, record: JobRecord, 
     urls = reporter_urls(stack_dir, reporters)
     signals = live_signals(client, stack_dir, record, urls)
     latency = latency_source(io, signals, urls, record.spec.name)
-    return KafkaJobCollector(signals, client, io.bootstrap, io.input_topic, latency_window_s, latency)
+    return KafkaJobCollector(signals, client, latency_window_s, latency)
 
 
 def job_to_tune(client: FlinkRestClient, stack_dir: Path, job_id: str | None, journal: TuneJournal) -> JobRecord:
@@ -293,11 +293,12 @@ def deployment_to_tune(client: FlinkRestClient, deployment: str, namespace: str,
     return JobRecord(status.job_id, spec, CheckpointSettings(interval), io=io), realizer
 
 
-def model_book(db: Path, job_name: str, journal: TuneJournal, strategy: str = "chronos") -> ModelBook:
+def model_book(db: Path, job_name: str, journal: TuneJournal, strategy: str = "chronos",
+               fit_timeout_s: float = 300.0) -> ModelBook:
     """Models from every profile of this job in the database, plus the live recoveries seen so far
     (Khaos's linear models for the Khaos-style strategy, the best held-out family otherwise)."""
-    from chronos.optimizer.model_values import Observation
-    from chronos.tune.fitting import ProfileObservations, fit_in_child, linear_only, profile_observations
+    from chronos.optimizer.model_values import Model, Observation
+    from chronos.tune.fitting import ProfileObservations, fit_in_child, profile_observations
 
     observations = ProfileObservations((), (), ())
     if db.exists():
@@ -310,4 +311,8 @@ def model_book(db: Path, job_name: str, journal: TuneJournal, strategy: str = "c
     live = [Observation(r.interval_ms / 1000, r.rate, r.recovery_s) for r in journal.recoveries(job_name)
             if r.recovery_s is not None and r.interval_ms]
     khaos = strategy == "khaos"
-    return ModelBook(observations, live, fitter=linear_only if khaos else fit_in_child, learn_online=not khaos)
+
+    def fitter(points: Sequence[Observation], seed: int) -> Model:
+        return fit_in_child(points, seed, families=("linear",) if khaos else None, timeout_s=fit_timeout_s)
+
+    return ModelBook(observations, live, fitter=fitter, learn_online=not khaos)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal, Protocol
 
 from chronos.errors import ChronosError, InvalidInput
-from chronos.k8s.kube_config import kube_call, load_kube_config
+from chronos.k8s.kube_config import REQUEST_TIMEOUT, kube_call, load_kube_config
 from chronos.model import format_interval, parse_interval_ms
 from chronos.tune.journal import Retune, TuneJournal
 from chronos.tune.retune import RetuneOutcome, TunedJob
@@ -98,14 +98,16 @@ class CustomObjectsDeploymentApi:
     def get(self, namespace: str, name: str) -> Mapping[str, Any]:
         resource: Mapping[str, Any] = kube_call(
             f"get FlinkDeployment {namespace}/{name}",
-            lambda: self._api.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, name))
+            lambda: self._api.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, name,
+                                                           _request_timeout=REQUEST_TIMEOUT))
         return resource
 
     def patch_configuration(self, namespace: str, name: str, configuration: Mapping[str, str]) -> None:
         # A dict body is sent as application/merge-patch+json: only these keys change.
         kube_call(f"patch FlinkDeployment {namespace}/{name}",
                   lambda: self._api.patch_namespaced_custom_object(
-                      GROUP, VERSION, namespace, PLURAL, name, {"spec": {"flinkConfiguration": dict(configuration)}}))
+                      GROUP, VERSION, namespace, PLURAL, name, {"spec": {"flinkConfiguration": dict(configuration)}},
+                      _request_timeout=REQUEST_TIMEOUT))
 
 
 class DeploymentRealizer:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from chronos.errors import ChronosError
+from chronos.k8s.kube_config import REQUEST_TIMEOUT, kube_call
 from chronos.model import FaultRecord
 
 
@@ -46,7 +47,8 @@ class CoreV1PodApi:
         return cls(client.CoreV1Api())
 
     def list_pods(self, namespace: str, label_selector: str) -> list[PodInfo]:
-        pods = self._api.list_namespaced_pod(namespace, label_selector=label_selector)
+        pods = kube_call(f"list pods {label_selector} in {namespace}", lambda: self._api.list_namespaced_pod(
+            namespace, label_selector=label_selector, _request_timeout=REQUEST_TIMEOUT))
         return [
             PodInfo(p.metadata.name, p.status.phase or "Unknown",
                     p.metadata.creation_timestamp.timestamp() if p.metadata.creation_timestamp else 0.0)
@@ -54,7 +56,8 @@ class CoreV1PodApi:
         ]
 
     def delete_pod(self, namespace: str, name: str, grace_period_s: int) -> None:
-        self._api.delete_namespaced_pod(name, namespace, grace_period_seconds=grace_period_s)
+        kube_call(f"delete pod {namespace}/{name}", lambda: self._api.delete_namespaced_pod(
+            name, namespace, grace_period_seconds=grace_period_s, _request_timeout=REQUEST_TIMEOUT))
 
 
 def taskmanager_selector(deployment: str) -> str:

@@ -12,10 +12,17 @@ increase() cannot see a counter's first increment.
 from __future__ import annotations
 
 import re
+import threading
+import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from wsgiref.simple_server import WSGIServer
+from socketserver import ThreadingMixIn
+from typing import Any
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, make_wsgi_app
+
+from chronos.model import SOURCES
 
 DOWNTIME_BUCKETS = (1.0, 2.0, 3.0, 4.0, 5.0, 7.5, 10.0, 15.0, 30.0, 60.0)
 ACTIONS = ("keep", "retune")
@@ -65,6 +72,19 @@ class TuneMetrics:
                                 registry=registry)
         self.recovery = Gauge("chronos_recovery_seconds", "Measured recovery time of the last failure of the live job.",
                               job, registry=registry)
+        self.collect_errors = Counter("chronos_collect_errors_total",
+                                      "Readings in which a source could not be read (source: flink-rest, kafka, "
+                                      "reporter, latency, collector).", ("source",), registry=registry)
+        self.sources_out = Gauge("chronos_source_up", "1 while a source answers, 0 during an outage.", ("source",),
+                                 registry=registry)
+        self.fit_failures = Counter("chronos_model_fit_failures_total",
+                                    "Model fits that failed (timed out, killed, raised); the models in use stayed.",
+                                    registry=registry)
+        self.heartbeat = Gauge("chronos_loop_heartbeat_timestamp_seconds",
+                               "When the tuning loop last completed a step (Unix time).", registry=registry)
+        for source in SOURCES:
+            self.collect_errors.labels(source)
+            self.sources_out.labels(source).set(1)
 
     def set_targets(self, name: str, latency_p99_s: float, recovery_s: float) -> None:
         job = job_label(name)
@@ -122,9 +142,49 @@ class TuneMetrics:
             self.recovery.labels(job).set(recovery_s)
 
 
+    def source_errors(self, sources: Iterable[str]) -> None:
+        for source in sources:
+            self.collect_errors.labels(source).inc()
+
+    def source_up(self, source: str, up: bool) -> None:
+        self.sources_out.labels(source).set(1 if up else 0)
+
+
+class Heartbeat:
+    """When the loop last completed a step, for the liveness check: a loop frozen for longer than
+    `stall_after_s` (a hung call, a deadlock) is reported unhealthy, and Kubernetes restarts the pod;
+    the journal lets the next tuner finish whatever this one was doing."""
+
+    def __init__(self, stall_after_s: float, clock: Callable[[], float] = time.time) -> None:
+        self._stall_after_s = stall_after_s
+        self._clock = clock
+        self._last = clock()  # a loop that has not stepped yet is starting, not stalled
+        self._lock = threading.Lock()
+
+    def beat(self, at_s: float) -> None:
+        with self._lock:
+            self._last = at_s
+
+    def age_s(self) -> float:
+        with self._lock:
+            return self._clock() - self._last
+
+    def healthy(self) -> bool:
+        return self.age_s() <= self._stall_after_s
+
+
+class _ThreadingServer(ThreadingMixIn, WSGIServer):
+    daemon_threads = True
+
+
+class _QuietHandler(WSGIRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        return None
+
+
 @dataclass
 class MetricsServer:
-    """The HTTP endpoint Prometheus scrapes; `close` frees the port."""
+    """The HTTP endpoint Prometheus scrapes (/metrics) and Kubernetes probes (/healthz); `close` frees the port."""
 
     server: WSGIServer
     port: int
@@ -134,6 +194,19 @@ class MetricsServer:
         self.server.server_close()
 
 
-def serve(registry: CollectorRegistry, port: int, address: str = "127.0.0.1") -> MetricsServer:
-    server, _ = start_http_server(port, addr=address, registry=registry)
+def serve(registry: CollectorRegistry, port: int, address: str = "127.0.0.1",
+          heartbeat: Heartbeat | None = None) -> MetricsServer:
+    """/metrics from `registry`; /healthz 200 while `heartbeat` is fresh, 503 once the loop has stalled."""
+    metrics = make_wsgi_app(registry)
+
+    def app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        if environ.get("PATH_INFO") == "/healthz":
+            age = heartbeat.age_s() if heartbeat is not None else 0.0
+            ok = heartbeat is None or heartbeat.healthy()
+            start_response("200 OK" if ok else "503 Service Unavailable", [("Content-Type", "text/plain")])
+            return [f"{'ok' if ok else 'stalled'}: last step {age:.0f} s ago\n".encode()]
+        return metrics(environ, start_response)  # type: ignore[no-any-return]
+
+    server = make_server(address, port, app, server_class=_ThreadingServer, handler_class=_QuietHandler)
+    threading.Thread(target=server.serve_forever, name="metrics-server", daemon=True).start()
     return MetricsServer(server, server.server_port)

@@ -2,23 +2,32 @@
 Prometheus reporter, end offsets from Kafka, latency from a read_committed observer of the output.
 
 REST metric endpoints are not used: after a TaskManager loss they can freeze for minutes.
+
+Each source can be read on its own (`running`, `reporter`, `end_offset`), so a tuner can guard each and
+go on without the one that fails. The output observer is a thread that owns its consumer from creation
+to close (a consumer is never closed under a poll in flight); if it dies (a broker gone too long), it
+says why once and `observer_failure` starts it again.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 
 import httpx
 
 from chronos.errors import ChronosError
-from chronos.flink.prometheus_scrape import SOURCE_METRICS, scrape, source_offsets, source_records_out
+from chronos.flink.prometheus_scrape import SOURCE_METRICS, PromSample, scrape, source_offsets, source_records_out
 from chronos.flink.rest import FlinkRestClient
-from chronos.jobs.output import committed_consumer, committed_records
+from chronos.jobs.output import OutputRecord, committed_consumer, committed_records
 from chronos.jobs.topic_offsets import TopicEndOffsets
-from chronos.model import CheckpointEvent, CheckpointHistory, SignalSample
+from chronos.model import CheckpointEvent, CheckpointHistory, SignalSample, describe
+
+HISTORY = 200_000  # latencies kept for windowed percentiles: a bounded memory for a tuner that runs for weeks
 
 
 class LiveSignals:
@@ -34,7 +43,10 @@ class LiveSignals:
         wall_ms: Callable[[], int] = lambda: int(time.time() * 1000),
         clock: Callable[[], float] = time.monotonic,
         timestamp_field: str = "max_created_ms",
+        consumer_factory: Callable[[str, str], Any] = lambda bootstrap, topic: committed_consumer(
+            bootstrap, topic, from_beginning=False),
     ) -> None:
+        self._consumer_factory = consumer_factory
         self._client = client
         self.job_id = job_id
         self._job_name = job_name
@@ -43,62 +55,108 @@ class LiveSignals:
         self._clock = clock
         self._timestamp_field = timestamp_field
         self._ends = TopicEndOffsets(bootstrap, input_topic)
+        self._bootstrap, self._output_topic = bootstrap, output_topic
         self._latencies: list[float] = []
-        self._history: list[tuple[int, float]] = []  # (visible at, latency) for percentiles over a window
+        self._history: deque[tuple[int, float]] = deque(maxlen=HISTORY)  # (visible at, latency): percentiles
         self._newest_created_ms: int | None = None
         self._watching_since_ms = wall_ms()
         self._lock = threading.Lock()
         self._stop = threading.Event()
-        self._consumer: Any = committed_consumer(bootstrap, output_topic, from_beginning=False)
-        self._observer = threading.Thread(target=self._observe, daemon=True)
-        self._observer.start()
+        self._observer_error: str | None = None
+        self._observer = self._start_observer()
         self._last_count: tuple[float, float] | None = None
         self._http = httpx.Client(timeout=3.0)
 
+    def _start_observer(self) -> threading.Thread:
+        thread = threading.Thread(target=self._observe, name="output-observer", daemon=True)
+        thread.start()
+        return thread
+
     def _observe(self) -> None:
-        for batch in committed_records(self._consumer, poll_ms=200, timestamp_field=self._timestamp_field):
-            visible = self._wall_ms()
-            with self._lock:
-                latencies = [float(visible - record.max_created_ms) for record in batch]
-                if batch:
-                    newest = max(record.max_created_ms for record in batch)
-                    self._newest_created_ms = max(newest, self._newest_created_ms or newest)
-                self._latencies.extend(latencies)
-                self._history.extend((visible, latency) for latency in latencies)
-                if len(self._history) > 200_000:
-                    del self._history[:100_000]
-            if self._stop.is_set():
-                return
+        """The observer thread: creates, polls and closes its own consumer; a failure ends it, said once."""
+        consumer: Any = None
+        try:
+            consumer = self._consumer_factory(self._bootstrap, self._output_topic)
+            for batch in committed_records(consumer, poll_ms=200, timestamp_field=self._timestamp_field):
+                self._take(batch)
+                if self._stop.is_set():
+                    return
+        except Exception as exc:  # noqa: BLE001 - any client error ends this thread, not the tuner
+            self._observer_error = describe(exc)
+        finally:
+            if consumer is not None:
+                with contextlib.suppress(Exception):
+                    consumer.close()
+
+    def _take(self, batch: list[OutputRecord]) -> None:
+        visible = self._wall_ms()
+        with self._lock:
+            latencies = [float(visible - record.max_created_ms) for record in batch]
+            if batch:
+                newest = max(record.max_created_ms for record in batch)
+                self._newest_created_ms = max(newest, self._newest_created_ms or newest)
+            self._latencies.extend(latencies)
+            self._history.extend((visible, latency) for latency in latencies)
+
+    def observer_failure(self) -> str | None:
+        """Why the output observer stopped, if it did; it is started again (to fail again, and be said
+        again, only if the cause is still there)."""
+        if self._observer.is_alive() or self._stop.is_set():
+            return None
+        error = self._observer_error or "the output observer stopped"
+        self._observer_error = None
+        self._observer = self._start_observer()
+        return error
 
     def close(self) -> None:
+        """Stop the observer (it closes its own consumer when its poll returns) and every client."""
         self._stop.set()
         self._observer.join(5)
-        self._consumer.close()
         self._ends.close()
         self._http.close()
 
-    def sample(self) -> SignalSample:
-        at = self._wall_ms()
-        try:
-            running = self._client.job(self.job_id).all_running
-        except ChronosError:
-            running = False
-        samples = scrape(self._urls, client=self._http, names=SOURCE_METRICS)
+    # -- one source each: the tuner guards every call on its own ----------------------------------------
+    def running(self) -> bool:
+        """Every task RUNNING (REST); raises ChronosError when the REST API does not answer."""
+        return self._client.job(self.job_id).all_running
+
+    def reporter(self) -> list[PromSample]:
+        """The source metrics of every reporter endpoint that answers."""
+        return scrape(self._urls, client=self._http, names=SOURCE_METRICS)
+
+    def end_offset(self) -> int:
+        """Total end offset of the input topic (Kafka); raises when the broker does not answer in time."""
+        return self._ends.total_end_offset()
+
+    def derive(self, samples: list[PromSample], end_offset: int | None) -> tuple[float | None, float | None]:
+        """(throughput, lag) from reporter samples and the input's end offset; None where not known."""
         offsets = source_offsets(samples, self._job_name)
-        lag = None
-        if offsets is not None:
-            lag = float(self._ends.total_end_offset() - offsets.current)
+        lag = float(end_offset - offsets.current) if offsets is not None and end_offset is not None else None
         throughput = None
         count, now = source_records_out(samples, self._job_name), self._clock()
         if self._last_count is not None and count >= self._last_count[0] and now > self._last_count[1]:
             throughput = (count - self._last_count[0]) / (now - self._last_count[1])
         self._last_count = (count, now)
+        return throughput, lag
+
+    def worst_recent_latency(self) -> float | None:
+        """The worst latency of the output that became visible since the last call. A window would keep
+        a catch-up burst's latencies for its whole length and delay "recovered" by as much."""
         with self._lock:
-            # The worst latency of the output that became visible since the last sample. A window would
-            # keep a catch-up burst's latencies for its whole length and delay "recovered" by as much.
             worst = max(self._latencies) if self._latencies else None
             self._latencies.clear()
-        return SignalSample(at, running, throughput, lag, worst)
+        return worst
+
+    def sample(self) -> SignalSample:
+        """One sample from every source (chaos measurements, profiling); REST down reads as not running."""
+        at = self._wall_ms()
+        try:
+            running = self.running()
+        except ChronosError:
+            running = False
+        samples = self.reporter()
+        throughput, lag = self.derive(samples, self.end_offset() if source_offsets(samples, self._job_name) else None)
+        return SignalSample(at, running, throughput, lag, self.worst_recent_latency())
 
     def staleness_ms(self, now_ms: int) -> float:
         """How far the visible output is behind now: the age of the newest input it covers. Before any output

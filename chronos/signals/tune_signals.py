@@ -1,79 +1,124 @@
 """The tuner's collector for a job on a Flink cluster with Kafka input and output: one LiveReading per
-call, each source read on its own so one that fails (a REST metric after a TaskManager loss, a
-broker restart) leaves its field None instead of costing the whole reading."""
+call, whatever fails.
+
+Each source is read on its own, behind a gate: a source that fails leaves its fields None and is named
+in the reading's `failures` (counted and said by the loop, once per outage), and is not asked again
+until its backoff delay has passed, so a dead REST API or broker costs one timeout per delay instead of
+one per call and per step. Nothing a source raises reaches the loop.
+"""
 
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import Callable
+from typing import Protocol, TypeVar
 
-from chronos.errors import ChronosError
-from chronos.flink.rest import FlinkRestClient
-from chronos.jobs.topic_offsets import TopicEndOffsets
+from chronos.backoff import Backoff, SourceGate
+from chronos.flink.prometheus_scrape import PromSample
+from chronos.flink.replies import CheckpointConfigReply, CheckpointStats, ExceptionsReply
+from chronos.model import SOURCES, SourceFailure, describe
 from chronos.signals.latency_sources import LatencySource, OutputTimestamps
 from chronos.signals.live import LiveSignals
 from chronos.tune.readings import LiveReading
 
+T = TypeVar("T")
+SOURCE_BACKOFF = Backoff(first_s=2.0, factor=2.0, max_s=60.0)
+
+
+class JobSignals(Protocol):
+    """What the collector reads of a job, one source per call (LiveSignals; a fake in the unit tests)."""
+
+    job_id: str
+
+    def running(self) -> bool: ...
+    def reporter(self) -> list[PromSample]: ...
+    def end_offset(self) -> int: ...
+    def derive(self, samples: list[PromSample], end_offset: int | None) -> tuple[float | None, float | None]: ...
+    def observer_failure(self) -> str | None: ...
+    def staleness_ms(self, now_ms: int) -> float: ...
+    def close(self) -> None: ...
+
+
+class CheckpointReads(Protocol):
+    """The REST reads besides the job's state (FlinkRestClient)."""
+
+    def checkpoint_config(self, job_id: str) -> CheckpointConfigReply: ...
+    def checkpoints(self, job_id: str) -> CheckpointStats: ...
+    def exceptions(self, job_id: str) -> ExceptionsReply: ...
+
 
 class KafkaJobCollector:
-    def __init__(self, signals: LiveSignals, client: FlinkRestClient, bootstrap: str, input_topic: str,
-                 latency_window_s: float, latency: LatencySource | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, signals: JobSignals, client: CheckpointReads, latency_window_s: float,
+                 latency: LatencySource | None = None, clock: Callable[[], float] = time.monotonic,
+                 wall_ms: Callable[[], int] = lambda: int(time.time() * 1000), seed: int = 0,
+                 backoff: Backoff = SOURCE_BACKOFF) -> None:
         self._signals = signals
-        self._latency: LatencySource = latency or OutputTimestamps(signals)
+        if latency is None:
+            assert isinstance(signals, LiveSignals), "the output's own timestamps need the live observer"
+            latency = OutputTimestamps(signals)
+        self._latency: LatencySource = latency
         self._client = client
-        self._ends = TopicEndOffsets(bootstrap, input_topic)
         self._window_ms = int(latency_window_s * 1000)
         self._clock = clock
+        self._wall_ms = wall_ms
+        rng = random.Random(seed)
+        self._gates = {source: SourceGate(backoff, rng) for source in SOURCES}
         self._last_end: tuple[int, float] | None = None
         self._last_at_ms: int | None = None
         self._job: tuple[str, int] | None = None  # (job id, first collected at): a new job's latency starts afresh
 
     def close(self) -> None:
-        self._ends.close()
         self._signals.close()
+
+    def _read(self, source: str, read: Callable[[], T], failures: list[SourceFailure]) -> T | None:
+        """`read()` unless the source is backing off; a failure is recorded, never raised."""
+        gate, now = self._gates[source], self._clock()
+        if not gate.open(now):
+            if not any(f.source == source for f in failures):
+                failures.append(SourceFailure(source, gate.last_error, attempted=False))
+            return None
+        try:
+            value = read()
+        except Exception as exc:  # noqa: BLE001 - kafka-python, httpx and Flink raise many types; each is a missing value
+            gate.failed(now, describe(exc))
+            failures.append(SourceFailure(source, describe(exc)))
+            return None
+        gate.passed()
+        return value
 
     def collect(self, job_id: str) -> LiveReading:
         self._signals.job_id = job_id
-        sample = self._signals.sample()
+        at = self._wall_ms()
+        failures: list[SourceFailure] = []
+        observer_error = self._signals.observer_failure()
+        if observer_error is not None:
+            failures.append(SourceFailure("latency", f"output observer: {observer_error}"))
+        running = self._read("flink-rest", self._signals.running, failures)
+        samples: list[PromSample] = self._read("reporter", self._signals.reporter, failures) or []
+        end = self._read("kafka", self._signals.end_offset, failures)
+        throughput, lag = self._signals.derive(samples, end)
         if self._job is None or self._job[0] != job_id:
-            self._job = (job_id, sample.at_ms)
+            self._job = (job_id, at)
         rate = None
-        try:
-            end, now = self._ends.total_end_offset(), self._clock()
+        now = self._clock()
+        if end is not None:
             if self._last_end is not None and now > self._last_end[1] and end >= self._last_end[0]:
                 rate = (end - self._last_end[0]) / (now - self._last_end[1])
             self._last_end = (end, now)
-        except Exception:  # noqa: BLE001 - kafka-python raises many types; a missed rate reading is a None
-            rate = None
-        since = self._last_at_ms if self._last_at_ms is not None else sample.at_ms - self._window_ms
-        self._last_at_ms = sample.at_ms
-        window_start = max(sample.at_ms - self._window_ms, self._job[1])
-        window = self._latency.p99_ms(window_start, sample.at_ms + 1)
-        recent = self._latency.p99_ms(since, sample.at_ms + 1)
+        since = self._last_at_ms if self._last_at_ms is not None else at - self._window_ms
+        self._last_at_ms = at
+        window_start = max(at - self._window_ms, self._job[1])
+        interval = self._read("flink-rest", lambda: self._client.checkpoint_config(job_id).interval, failures)
+        history = self._read("flink-rest", lambda: self._client.checkpoints(job_id).history, failures) or ()
+        entries = self._read("flink-rest", lambda: self._client.exceptions(job_id).exception_history.entries,
+                             failures) or ()
         return LiveReading(
-            at_ms=sample.at_ms, running=sample.running, interval_ms=self._interval(job_id), input_rate=rate,
-            throughput=sample.throughput, lag=sample.lag, p99_ms=window, recent_p99_ms=recent,
-            checkpoint_costs_s=self._costs(job_id), last_failure_ms=self._last_failure(job_id),
-            output_staleness_ms=self._signals.staleness_ms(sample.at_ms),
+            at_ms=at, running=bool(running), interval_ms=interval, input_rate=rate, throughput=throughput, lag=lag,
+            p99_ms=self._read("latency", lambda: self._latency.p99_ms(window_start, at + 1), failures),
+            recent_p99_ms=self._read("latency", lambda: self._latency.p99_ms(since, at + 1), failures),
+            checkpoint_costs_s=tuple(h.end_to_end_duration / 1000 for h in history
+                                     if h.status == "COMPLETED" and not h.is_savepoint)[:10],
+            last_failure_ms=max((e.timestamp for e in entries), default=None),
+            output_staleness_ms=self._signals.staleness_ms(at), failures=tuple(failures),
         )
-
-    def _interval(self, job_id: str) -> int | None:
-        try:
-            return self._client.checkpoint_config(job_id).interval
-        except ChronosError:
-            return None
-
-    def _costs(self, job_id: str) -> tuple[float, ...]:
-        try:
-            history = self._client.checkpoints(job_id).history
-        except ChronosError:
-            return ()
-        return tuple(h.end_to_end_duration / 1000 for h in history if h.status == "COMPLETED" and not h.is_savepoint)[:10]
-
-    def _last_failure(self, job_id: str) -> int | None:
-        try:
-            entries = self._client.exceptions(job_id).exception_history.entries
-        except ChronosError:
-            return None
-        return max((e.timestamp for e in entries), default=None)

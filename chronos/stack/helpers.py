@@ -5,6 +5,7 @@ started as), so `down` stops them too, and never something else that holds their
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -15,6 +16,7 @@ from pydantic import ValidationError
 from chronos.stack.processes import ProcessRecord, Report, check, spawn, stop
 
 HELPER_MAIN = "chronos.cli.main"
+HELPER_LOG_ENV = "CHRONOS_LOG_FILE"  # read by the CLI's entry point (chronos.cli.rotating_output)
 
 
 def _quiet(_: str) -> None:
@@ -64,8 +66,11 @@ def start_helper(stack_dir: Path, name: str, chronos_args: Sequence[str]) -> int
     if old is not None and check(old).ours:
         return old.pid
     argv = [sys.executable, "-m", HELPER_MAIN, *chronos_args]
-    record = spawn(argv, directory / f"{name}.log", role=f"this stack's {name} helper",
-                   argv_marks=(HELPER_MAIN, *chronos_args[:2]))
+    # Its output goes to <name>.log, rolled over by size by the helper itself; what Python says before
+    # chronos starts (an import error) lands in <name>.start.log.
+    env = {**os.environ, HELPER_LOG_ENV: str(directory / f"{name}.log")}
+    record = spawn(argv, directory / f"{name}.start.log", role=f"this stack's {name} helper",
+                   argv_marks=(HELPER_MAIN, *chronos_args[:2]), env=env)
     path.write_text(record.model_dump_json())
     return record.pid
 

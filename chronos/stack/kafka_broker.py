@@ -17,14 +17,21 @@ from chronos.stack.state import KAFKA_MAIN
 
 FORMAT_TIMEOUT_S = 120.0  # the storage tool is one JVM start; never wait forever on it
 
+# Rolled at 10 MB, five kept: a broker logs ~50 MB a day at INFO, and a stack may run for weeks.
 _LOG4J2 = """\
 rootLogger.level=INFO
 rootLogger.appenderRef.file.ref=file
-appender.file.type=File
+appender.file.type=RollingFile
 appender.file.name=file
 appender.file.fileName={log}
+appender.file.filePattern={log}.%i
 appender.file.layout.type=PatternLayout
 appender.file.layout.pattern=[%d] %p %m (%c)%n
+appender.file.policies.type=Policies
+appender.file.policies.size.type=SizeBasedTriggeringPolicy
+appender.file.policies.size.size=10MB
+appender.file.strategy.type=DefaultRolloverStrategy
+appender.file.strategy.max=5
 """
 
 

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import multiprocessing
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from multiprocessing.connection import Connection
 
+from chronos.errors import ChronosError
+from chronos.model import describe
 from chronos.optimizer.evaluate import JobModels
 from chronos.optimizer.model_values import Model, Observation
 from chronos.profiler.records import ProfileRun
@@ -20,6 +22,12 @@ from chronos.profiler.records import ProfileRun
 Fitter = Callable[[Sequence[Observation], int], Model]
 
 MIN_OBSERVATIONS = 4
+FIT_TIMEOUT_S = 300.0  # a fit takes 20-40 s here; one not done by then is killed, and the old models stay
+MAX_LIVE_RECOVERIES = 500  # the newest live recoveries fitted: a bounded memory for a tuner that runs for weeks
+
+
+class FitFailed(ChronosError):
+    """A model could not be fitted (the child timed out, was killed, or raised): keep the models there are."""
 
 
 @dataclass(frozen=True)
@@ -44,23 +52,52 @@ def profile_observations(runs: Sequence[ProfileRun]) -> ProfileObservations:
     return ProfileObservations(tuple(recovery), tuple(latency), tuple(checkpoint))
 
 
-def _fit_grid(observations: list[Observation], seed: int, families: tuple[str, ...] | None) -> Model:
+def _fit_and_send(out: Connection, observations: list[Observation], seed: int,
+                  families: tuple[str, ...] | None) -> None:
     """Runs in the child: only there is the fitting library imported."""
-    from chronos.optimizer.models import fit_grid
+    try:
+        from chronos.optimizer.models import fit_grid
 
-    return fit_grid(observations, seed, families=families)
+        out.send(("ok", fit_grid(observations, seed, families=families)))
+    except Exception as exc:  # noqa: BLE001 - whatever the library raises goes back as one line
+        out.send(("error", describe(exc)))
+    finally:
+        out.close()
 
 
-def linear_only(observations: Sequence[Observation], seed: int) -> Model:
-    """Khaos's models (ordinary least squares on interval and rate), for the Khaos-style strategy."""
-    return fit_in_child(observations, seed, families=("linear",))
+ChildTarget = Callable[[Connection, list[Observation], int, "tuple[str, ...] | None"], None]
 
 
-def fit_in_child(observations: Sequence[Observation], seed: int, families: tuple[str, ...] | None = None) -> Model:
+def fit_in_child(observations: Sequence[Observation], seed: int, families: tuple[str, ...] | None = None,
+                 timeout_s: float = FIT_TIMEOUT_S, target: ChildTarget = _fit_and_send) -> Model:
     """Fit in a short-lived child process and bring back a numpy table of its predictions: the tuner
-    runs for days, and scikit-learn (with scipy and pandas) would hold ~150 MB of it for one fit."""
-    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
-        return pool.submit(_fit_grid, list(observations), seed, families).result(timeout=600)
+    runs for days, and scikit-learn (with scipy and pandas) would hold ~150 MB of it for one fit.
+
+    Never waited on without a deadline: a child that is killed, paused or hung costs at most `timeout_s`,
+    is killed, and raises FitFailed (a process pool would wait for its worker on the way out, forever)."""
+    context = multiprocessing.get_context("spawn")
+    receive, send = context.Pipe(duplex=False)
+    child = context.Process(target=target, args=(send, list(observations), seed, families),
+                            name="chronos-model-fit", daemon=True)
+    child.start()
+    send.close()
+    try:
+        if not receive.poll(timeout_s):
+            raise FitFailed(f"the model fit did not finish within {timeout_s:.0f} s; its process was killed")
+        try:
+            kind, value = receive.recv()
+        except (EOFError, OSError):
+            child.join(5)
+            raise FitFailed(f"the model-fitting process died (exit code {child.exitcode})") from None
+        if kind != "ok":
+            raise FitFailed(f"the model fit failed: {value}")
+        model: Model = value
+        return model
+    finally:
+        receive.close()
+        if child.is_alive():
+            child.kill()
+        child.join(5)
 
 
 class ModelBook:
@@ -70,16 +107,26 @@ class ModelBook:
                  fitter: Fitter = fit_in_child, learn_online: bool = True) -> None:
         self._profile = profile
         self._learn_online = learn_online  # Khaos fitted once, on its profile
-        self._live = list(live_recoveries)
+        self._live = list(live_recoveries)[-MAX_LIVE_RECOVERIES:]
         self._seed = seed
         self._fitter = fitter
-        self._latency = self._fit(profile.latency)
-        self._checkpoint = self._fit(profile.checkpoint)
-        self.models = JobModels(self._fit([*profile.recovery, *(self._live if learn_online else ())]), self._latency,
-                                self._checkpoint)
+        self.fit_failures = 0
+        self.last_fit_error: str | None = None
+        self._latency = self._fit(profile.latency, None)
+        self._checkpoint = self._fit(profile.checkpoint, None)
+        self.models = JobModels(self._fit([*profile.recovery, *(self._live if learn_online else ())], None),
+                                self._latency, self._checkpoint)
 
-    def _fit(self, observations: Sequence[Observation]) -> Model | None:
-        return self._fitter(observations, self._seed) if len(observations) >= MIN_OBSERVATIONS else None
+    def _fit(self, observations: Sequence[Observation], previous: Model | None) -> Model | None:
+        """A fresh fit, or (if fitting fails) the previous model, the failure counted and kept to be said."""
+        if len(observations) < MIN_OBSERVATIONS:
+            return None
+        try:
+            return self._fitter(observations, self._seed)
+        except FitFailed as exc:
+            self.fit_failures += 1
+            self.last_fit_error = str(exc)
+            return previous
 
     @property
     def live_recoveries(self) -> int:
@@ -88,6 +135,7 @@ class ModelBook:
     def add_recovery(self, observation: Observation) -> JobModels:
         if not self._learn_online:
             return self.models
-        self._live.append(observation)
-        self.models = JobModels(self._fit([*self._profile.recovery, *self._live]), self._latency, self._checkpoint)
+        self._live = [*self._live, observation][-MAX_LIVE_RECOVERIES:]
+        recovery = self._fit([*self._profile.recovery, *self._live], self.models.recovery)
+        self.models = JobModels(recovery, self._latency, self._checkpoint)
         return self.models

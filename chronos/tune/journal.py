@@ -53,7 +53,18 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE chronos_decisions ADD COLUMN latency_violation_s REAL;
     ALTER TABLE chronos_decisions ADD COLUMN recovery_violation_s REAL
     """,
+    # v3: decisions older than the retention are folded into one row per job and UTC day before they go.
+    """
+    CREATE TABLE chronos_decision_days (
+        job_name TEXT NOT NULL, day TEXT NOT NULL, decisions INTEGER NOT NULL, retunes INTEGER NOT NULL,
+        infeasible INTEGER NOT NULL, first_ms INTEGER NOT NULL, last_ms INTEGER NOT NULL,
+        min_interval_s REAL, max_interval_s REAL, latency_violation_s REAL, recovery_violation_s REAL,
+        PRIMARY KEY (job_name, day)
+    )
+    """,
 )
+# Decisions kept one by one; older ones live on as daily summaries (a decision every 30 s is ~2,900 rows a day).
+DECISION_RETENTION_MS = 14 * 86_400_000
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -181,6 +192,30 @@ class TuneJournal:
                 "ORDER BY at_ms DESC LIMIT ?", (job_name, since_ms, limit)).fetchall()
         fields = [dict(zip(DECISION_COLUMNS, row, strict=True)) for row in reversed(rows)]
         return [DecisionRecord(**{**f, "feasible": bool(f["feasible"])}) for f in fields]
+
+    def prune_decisions(self, before_ms: int) -> int:
+        """Fold the decisions older than `before_ms` into daily summaries (merged with any summary of the
+        same day already there) and delete them; returns how many went."""
+        with self._transaction() as db:
+            db.execute(
+                "INSERT INTO chronos_decision_days SELECT job_name, strftime('%Y-%m-%d', at_ms / 1000, 'unixepoch'), "
+                "COUNT(*), SUM(action = 'retune'), SUM(feasible = 0), MIN(at_ms), MAX(at_ms), MIN(interval_s), "
+                "MAX(interval_s), MAX(latency_violation_s), MAX(recovery_violation_s) FROM chronos_decisions "
+                "WHERE at_ms < ? GROUP BY 1, 2 "
+                "ON CONFLICT (job_name, day) DO UPDATE SET decisions = decisions + excluded.decisions, "
+                "retunes = retunes + excluded.retunes, infeasible = infeasible + excluded.infeasible, "
+                "first_ms = MIN(first_ms, excluded.first_ms), last_ms = MAX(last_ms, excluded.last_ms), "
+                "min_interval_s = MIN(min_interval_s, excluded.min_interval_s), "
+                "max_interval_s = MAX(max_interval_s, excluded.max_interval_s), "
+                "latency_violation_s = MAX(latency_violation_s, excluded.latency_violation_s), "
+                "recovery_violation_s = MAX(recovery_violation_s, excluded.recovery_violation_s)", (before_ms,))
+            return int(db.execute("DELETE FROM chronos_decisions WHERE at_ms < ?", (before_ms,)).rowcount)
+
+    def decision_days(self, job_name: str) -> list[tuple[str, int, int]]:
+        """(day, decisions, retunes) of the summarized days, oldest first."""
+        with self._lock:
+            return [(str(d), int(n), int(r)) for d, n, r in self._db.execute(
+                "SELECT day, decisions, retunes FROM chronos_decision_days WHERE job_name=? ORDER BY day", (job_name,))]
 
     def job_names(self) -> list[str]:
         """Jobs with decisions or retunes on record."""

@@ -4,10 +4,18 @@ Collection runs every few seconds (QoS accounting and failure watching need that
 decision is taken every `decide_every_s`. Each decision is journaled whether it acts or not; a retune
 goes through the Retuner (journaled step by step). Everything the loop knows is handed to an observer
 (the Prometheus exporter, the terminal view) as values; the loop itself never formats or serves.
+
+It is meant to run for weeks beside a job, so nothing outside it ends it: a source that fails is a
+missing reading (each outage said when it begins and when it ends; decisions held while a source they
+need is out; failures not watched while the job's state is unknown); a model fit that fails keeps the
+models there are; a retune that fails is finished from the journal later, with backoff, and no other
+decision is taken meanwhile. Every completed step is a heartbeat the exporter serves. What it keeps in
+memory is bounded (readings by age, retunes and failures by count, journaled decisions by retention).
 """
 
 from __future__ import annotations
 
+import random
 import threading
 import time
 from collections import deque
@@ -15,17 +23,23 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from chronos.errors import ChronosError
+from chronos.backoff import Backoff
+from chronos.model import SourceFailure, describe
 from chronos.optimizer.decide import Decision, decide
 from chronos.optimizer.evaluate import Evaluation, JobModels, TuneHistory, evaluate
 from chronos.optimizer.model_values import Observation
 from chronos.optimizer.policy import TunePolicy
 from chronos.tune.failures import FailureWatch, ObservedFailure
 from chronos.tune.fitting import ModelBook
-from chronos.tune.journal import DecisionRecord, LiveRecovery, TuneJournal
+from chronos.tune.journal import DECISION_RETENTION_MS, DecisionRecord, LiveRecovery, TuneJournal
+from chronos.tune.outages import OutageEvent, Outages
 from chronos.tune.qos_account import QosAccount
-from chronos.tune.readings import LiveReading
+from chronos.tune.readings import NEEDED_FOR_DECISIONS, NEEDED_FOR_FAILURES, LiveReading
 from chronos.tune.retune import Realizer, RetuneOutcome, TunedJob
+
+RETUNE_RETRY = Backoff(first_s=30.0, factor=2.0, max_s=600.0)  # a failed retune, finished from the journal
+MAX_EVENTS = 1000  # retune and failure times kept (the hourly cap needs an hour, the MTBF a few hundred)
+PRUNE_EVERY_S = 3600.0
 
 
 class Collector(Protocol):
@@ -39,6 +53,15 @@ class TuneObserver(Protocol):
     def retune(self, job: TunedJob, outcome: RetuneOutcome) -> None: ...
     def failure(self, job: TunedJob, failure: ObservedFailure, models: JobModels) -> None: ...
     def message(self, text: str) -> None: ...
+    def outage(self, job: TunedJob, event: OutageEvent) -> None:
+        """A source went away (or came back): said once each way."""
+        ...
+    def fit_failed(self, job: TunedJob, error: str) -> None:
+        """A model fit failed; the models in use stay."""
+        ...
+    def stepped(self, wall_ms: int) -> None:
+        """A step completed: the loop's heartbeat."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -47,6 +70,8 @@ class LoopSettings:
     decide_every_s: float = 30.0
     dry_run: bool = False  # decide and journal, realize nothing
     history_s: float = 3600.0  # readings kept for the forecast and the checkpoint cost
+    decision_retention_ms: int = DECISION_RETENTION_MS  # older journaled decisions become daily summaries
+    seed: int = 0  # of the retry jitter
 
 
 @dataclass
@@ -90,6 +115,10 @@ class TuneLoop:
         self._watch = FailureWatch(timeout_s=max(600.0, 3 * policy.recovery_s))
         self.qos = QosAccount(hold_ms=self._watch.hold_ms)
         self._next_decision_s = now + settings.decide_every_s
+        self._outages = Outages()
+        self._rng = random.Random(settings.seed)
+        self._retune_retry: tuple[float, int] | None = None  # (when, attempt): a failed retune to finish
+        self._next_prune_s = now
 
     # -- resuming ---------------------------------------------------------------------------------
     def finish_pending(self) -> RetuneOutcome | None:
@@ -103,34 +132,68 @@ class TuneLoop:
         self._after_retune(outcome)
         return outcome
 
+    def start(self) -> None:
+        """Before watching: finish what a previous tuner left; if that fails now, it is retried like any
+        failed retune (the job may be stopped with its savepoint journaled: never given up on)."""
+        try:
+            self.finish_pending()
+        except Exception as exc:  # noqa: BLE001 - retried with backoff from the loop
+            self._schedule_retry(self._clock(), 1, describe(exc))
+
     # -- one period -------------------------------------------------------------------------------
     def step(self) -> Decision | None:
         now = self._clock()
-        reading = self._collector.collect(self.state.job.job_id)
+        reading = self._collect()
         self.state.last_reading = reading
+        for event in self._outages.feed(reading.failures, now):
+            self._observer.outage(self.state.job, event)
         self._readings.append((now, reading))
         while self._readings and now - self._readings[0][0] > self._settings.history_s:
             self._readings.popleft()
-        was_failing = self._watch.in_failure
-        failure = self._watch.feed(reading)
-        if not was_failing and (self._watch.in_failure or failure is not None):
-            self.state.failures_at_s.append(now)
+        failure = None
+        # With the job's state unknown, or the job stopped by a retune still to be finished, nothing is a failure.
+        if not reading.missing(NEEDED_FOR_FAILURES) and self._retune_retry is None:
+            was_failing = self._watch.in_failure
+            failure = self._watch.feed(reading)
+            if not was_failing and (self._watch.in_failure or failure is not None):
+                _keep_last(self.state.failures_at_s, now)
         latency_v, recovery_v = self.qos.add(reading, self._policy, self._watch.failure_started_ms, failure)
         self._observer.reading(self.state.job, reading, self._policy, latency_v, recovery_v)
         if failure is not None:
             self._learn(failure)
+        self._prune(now)
+        if self._retune_retry is not None:
+            self._retry_retune(now)
+            return None
         if now < self._next_decision_s or self._watch.in_failure:
             return None
         self._next_decision_s = now + self._settings.decide_every_s
+        if reading.missing(NEEDED_FOR_DECISIONS):
+            return None  # held: the outage that holds it was said when it began
         return self._decide(now)
+
+    def _collect(self) -> LiveReading:
+        try:
+            return self._collector.collect(self.state.job.job_id)
+        except Exception as exc:  # noqa: BLE001 - a collector's failure is a reading of nothing, never the end
+            return LiveReading.unreadable(self._wall_ms(), SourceFailure("collector", describe(exc)))
 
     def _learn(self, failure: ObservedFailure) -> None:
         self._journal.record_recovery(LiveRecovery(self.state.job.spec.name, failure.failed_ms, failure.interval_ms,
                                                    failure.rate, failure.recovery_s))
         models = self._models.models
         if failure.recovery_s is not None and failure.interval_ms:
+            failed_before = self._models.fit_failures
             models = self._models.add_recovery(Observation(failure.interval_ms / 1000, failure.rate, failure.recovery_s))
+            if self._models.fit_failures > failed_before:
+                self._observer.fit_failed(self.state.job, self._models.last_fit_error or "the model fit failed")
         self._observer.failure(self.state.job, failure, models)
+
+    def _prune(self, now: float) -> None:
+        if now < self._next_prune_s:
+            return
+        self._next_prune_s = now + PRUNE_EVERY_S
+        self._journal.prune_decisions(self._wall_ms() - self._settings.decision_retention_ms)
 
     def _history(self, now: float) -> TuneHistory:
         readings = [r for _, r in self._readings]
@@ -166,11 +229,28 @@ class TuneLoop:
             target_ms = max(1, round(decision.interval_s * 1000))
             try:
                 outcome = self._retuner.retune(self.state.job, target_ms, decision.explain())
-            except ChronosError as exc:
-                self._observer.message(f"retune failed: {exc}")
-                raise
+            except Exception as exc:  # noqa: BLE001 - journaled step by step: finished from the journal later
+                self._schedule_retry(now, 1, describe(exc))
+                return decision
             self._after_retune(outcome)
         return decision
+
+    def _schedule_retry(self, now: float, attempt: int, error: str) -> None:
+        delay = RETUNE_RETRY.delay(attempt, self._rng)
+        self._retune_retry = (now + delay, attempt)
+        self._observer.message(f"retune failed ({error}); it is journaled and will be finished in {delay:.0f} s; "
+                               "no other decision until then")
+
+    def _retry_retune(self, now: float) -> None:
+        assert self._retune_retry is not None
+        when, attempt = self._retune_retry
+        if now < when:
+            return
+        try:
+            self._retune_retry = None
+            self.finish_pending()
+        except Exception as exc:  # noqa: BLE001 - tried again, later still
+            self._schedule_retry(now, attempt + 1, describe(exc))
 
     def _record(self, decision: Decision, evaluation: Evaluation) -> DecisionRecord:
         current = decision.current
@@ -188,7 +268,7 @@ class TuneLoop:
     def _after_retune(self, outcome: RetuneOutcome) -> None:
         if outcome.outcome != "abandoned":
             now = self._clock()
-            self.state.retunes_at_s.append(now)
+            _keep_last(self.state.retunes_at_s, now)
             self.state.started_at_s = now
             self._watch.reset()
             self.qos.last_at_ms = None
@@ -201,8 +281,14 @@ class TuneLoop:
         while not stop.is_set() and (end is None or self._clock() < end):
             started = self._clock()
             self.step()
+            self._observer.stepped(self._wall_ms())
             stop.wait(max(0.0, self._settings.collect_every_s - (self._clock() - started)))
         self.qos.finish(self._watch.failure_started_ms, self._wall_ms(), self._policy)
+
+
+def _keep_last(times: list[float], now: float) -> None:
+    times.append(now)
+    del times[:-MAX_EVENTS]
 
 
 def _advised(decision: Decision) -> Decision:

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from chronos.model import SignalSample
+from chronos.model import SignalSample, SourceFailure
+
+# What a decision cannot do without: the job's state and checkpoints (REST) and the input rate (Kafka).
+NEEDED_FOR_DECISIONS = ("flink-rest", "kafka", "collector")
+# What failure watching cannot do without: whether the job runs, from REST.
+NEEDED_FOR_FAILURES = ("flink-rest", "collector")
 
 
 @dataclass(frozen=True)
@@ -20,6 +25,16 @@ class LiveReading:
     checkpoint_costs_s: tuple[float, ...] = ()  # recent completed checkpoint durations
     last_failure_ms: int | None = None  # newest entry of the job's exception history
     output_staleness_ms: float | None = None  # now minus the newest input time the visible output covers
+    failures: tuple[SourceFailure, ...] = ()  # the sources that could not be read this time
+
+    @classmethod
+    def unreadable(cls, at_ms: int, failure: SourceFailure) -> LiveReading:
+        """A reading of nothing: the collector itself failed."""
+        return cls(at_ms, False, None, None, None, None, None, None, failures=(failure,))
+
+    def missing(self, sources: tuple[str, ...]) -> tuple[str, ...]:
+        """Which of `sources` this reading lacks."""
+        return tuple(f.source for f in self.failures if f.source in sources)
 
     def sample(self) -> SignalSample:
         """The form chaos's recovery analysis reads."""

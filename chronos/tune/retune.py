@@ -7,21 +7,25 @@ The guarantees, and where each comes from:
   crash between stop and journal, the one Flink itself records for the stopped job);
 - never started twice: before every submission the cluster is asked for a live job of the same name
   started since the decision; if one exists (a submission whose reply was lost), it is adopted;
-- a failed resubmission is retried, then the previous interval is resubmitted from the same savepoint.
+- a failed resubmission is retried, with growing, jittered delays (a REST blip of a few seconds does not use
+  up every attempt), then the previous interval is resubmitted from the same savepoint.
 """
 
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Literal, Protocol
 
+from chronos.backoff import Backoff
 from chronos.errors import ChronosError, FlinkRequestFailed
 from chronos.model import CheckpointSettings, JobSpec, format_interval
 from chronos.tune.journal import Retune, TuneJournal
 
 ROLLBACK = "rollback"
+SUBMIT_RETRY = Backoff(first_s=2.0, factor=2.0, max_s=30.0)  # 2, 4, 8 s (jittered) between resubmissions
 TERMINAL = frozenset({"FINISHED", "CANCELED", "FAILED"})
 
 
@@ -80,7 +84,11 @@ class Retuner:
         settle_timeout_s: float = 20.0,
         on_replaced: Callable[[TunedJob, TunedJob, str], None] = _noop,
         pause_after_savepoint_s: float = 0.0,
+        retry: Backoff = SUBMIT_RETRY,
+        rng: random.Random | None = None,
     ) -> None:
+        self._retry = retry
+        self._rng = rng or random.Random(0)
         self._control = control
         self._journal = journal
         self._wall_ms = wall_ms
@@ -154,7 +162,9 @@ class Retuner:
         plans = [(entry.to_interval_ms, None)] * self._attempts + [(entry.from_interval_ms, ROLLBACK)]
         if entry.note.startswith(ROLLBACK):
             plans = [(entry.from_interval_ms, ROLLBACK)] * self._attempts
-        for interval_ms, note in plans:
+        for attempt, (interval_ms, note) in enumerate(plans):
+            if attempt:
+                self._sleep(self._retry.delay(attempt, self._rng))
             adopted = self._adoptable(entry)
             if adopted is not None:
                 return self._journal.advance(entry.retune_id, "resubmitted", self._wall_ms(), new_job_id=adopted,

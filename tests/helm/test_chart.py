@@ -117,6 +117,8 @@ def test_default_values_render_a_valid_operator_mode_release(tmp_path: Path) -> 
     assert "--db=/data/chronos.db" in args and "--metrics-address=0.0.0.0" in args and "--dry-run" not in args
     spec = by_kind(manifests, "Deployment")[0]["spec"]
     assert spec["replicas"] == 1 and spec["strategy"]["type"] == "Recreate", "never two tuners on one job"
+    container = spec["template"]["spec"]["containers"][0]
+    assert container["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "metrics"}, "the loop's heartbeat"
     volumes = {v["name"]: v for v in spec["template"]["spec"]["volumes"]}
     assert volumes["data"]["persistentVolumeClaim"]["claimName"] == "rel-chronos-data"
 

@@ -67,5 +67,6 @@ def test_core_v1_wrapper_makes_namespaced_calls() -> None:
     api = CoreV1PodApi(CoreV1())
     assert api.list_pods("flink", taskmanager_selector("d")) == [PodInfo("tm-a", "Running", created.timestamp())]
     api.delete_pod("flink", "tm-a", 0)
-    assert calls == [("list", ("flink",), {"label_selector": "app=d,component=taskmanager"}),
-                     ("delete", ("tm-a", "flink"), {"grace_period_seconds": 0})]
+    timeout = {"_request_timeout": (5, 30)}  # never a call without a deadline
+    assert calls == [("list", ("flink",), {"label_selector": "app=d,component=taskmanager", **timeout}),
+                     ("delete", ("tm-a", "flink"), {"grace_period_seconds": 0, **timeout})]

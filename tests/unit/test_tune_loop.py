@@ -4,12 +4,13 @@ The real-stack version of each is in tests/integration/test_tune.py."""
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
-from chronos.model import CheckpointSettings, JobSpec
+from chronos.model import CheckpointSettings, JobSpec, SourceFailure
 from chronos.optimizer.decide import Decision
 from chronos.optimizer.evaluate import Evaluation, JobModels
 from chronos.optimizer.model_values import Observation
@@ -19,6 +20,7 @@ from chronos.tune.failures import ObservedFailure
 from chronos.tune.fitting import ModelBook, ProfileObservations
 from chronos.tune.journal import TuneJournal
 from chronos.tune.loop import LoopSettings, TuneLoop
+from chronos.tune.outages import OutageEvent
 from chronos.tune.readings import LiveReading
 from chronos.tune.retune import RetuneOutcome, Retuner, TunedJob
 from tests.unit.fake_cluster import FakeCluster
@@ -44,14 +46,26 @@ class ScriptedJob:
     clock: Clock
     rate: float = 2000.0
     down_between: tuple[float, float] | None = None  # clock seconds the job is failing
+    out: dict[str, tuple[float, float]] = field(default_factory=dict)  # source -> clock seconds it is unreadable
+    raise_between: tuple[float, float] | None = None  # clock seconds the collector itself raises
+
+    def _out(self, source: str) -> bool:
+        window = self.out.get(source)
+        return window is not None and window[0] <= self.clock.now < window[1]
 
     def collect(self, job_id: str) -> LiveReading:
+        if self.raise_between and self.raise_between[0] <= self.clock.now < self.raise_between[1]:
+            raise ConnectionResetError("Connection reset by peer")
         interval_ms = self.cluster.jobs[job_id].interval_ms
         at_ms = int(self.clock.now * 1000) + 1_000_000
         down = self.down_between is not None and self.down_between[0] <= self.clock.now < self.down_between[1]
         p99 = latency_truth(interval_ms / 1000, self.rate)
-        return LiveReading(at_ms, not down, interval_ms, self.rate, None if down else self.rate, 50.0, p99,
-                           None if down else p99, (0.5,), None)
+        failures = tuple(SourceFailure(source, "unreachable") for source in self.out if self._out(source))
+        rest_out, kafka_out = self._out("flink-rest"), self._out("kafka")
+        running = not down and not rest_out  # REST down reads as not running, as the real collector says
+        return LiveReading(at_ms, running, None if rest_out else interval_ms, None if kafka_out else self.rate,
+                           None if down else self.rate, 50.0, p99, None if down else p99, (0.5,), None,
+                           failures=failures)
 
 
 @dataclass
@@ -60,6 +74,9 @@ class Recorder:
     retunes: list[RetuneOutcome] = field(default_factory=list)
     failures: list[ObservedFailure] = field(default_factory=list)
     messages: list[str] = field(default_factory=list)
+    outages: list[OutageEvent] = field(default_factory=list)
+    fit_failures: list[str] = field(default_factory=list)
+    steps: int = 0
 
     def reading(self, *args: object) -> None:
         return None
@@ -75,6 +92,15 @@ class Recorder:
 
     def message(self, text: str) -> None:
         self.messages.append(text)
+
+    def outage(self, job: TunedJob, event: OutageEvent) -> None:
+        self.outages.append(event)
+
+    def fit_failed(self, job: TunedJob, error: str) -> None:
+        self.fit_failures.append(error)
+
+    def stepped(self, wall_ms: int) -> None:
+        self.steps += 1
 
 
 def profile() -> ProfileObservations:
@@ -171,3 +197,77 @@ def test_a_half_done_retune_is_finished_before_anything_else(tmp_path: Path, boo
     assert cluster.live() == [loop.state.job.job_id] and loop.state.job.settings.interval_ms == 10_000
     assert cluster.jobs[loop.state.job.job_id].restored_from == savepoint
     assert loop.finish_pending() is None
+
+
+
+# -- a tuner that runs for weeks: nothing outside the loop ends it ----------------------------------------
+def test_a_collector_that_raises_is_an_outage_said_once_each_way_and_the_loop_goes_on(tmp_path: Path,
+                                                                                    book: ModelBook) -> None:
+    loop, _, clock, scripted, recorder, _ = make_loop(tmp_path, book)
+    scripted.raise_between = (100, 200)
+    run_for(loop, clock, 300)
+    assert [(e.source, e.kind) for e in recorder.outages] == [("collector", "began"), ("collector", "ended")]
+    assert "ConnectionResetError" in recorder.outages[0].error and recorder.outages[1].duration_s == 100
+    assert not recorder.failures, "a reading of nothing is not a job failure"
+    assert not [d for d in recorder.decisions if 100 <= d.at_s < 200], "no decision on a reading of nothing"
+    assert [d for d in recorder.decisions if d.at_s >= 200], "deciding again once it is back"
+
+
+def test_decisions_are_held_while_the_input_rate_is_unreadable(tmp_path: Path, book: ModelBook) -> None:
+    loop, _, clock, scripted, recorder, _ = make_loop(tmp_path, book)
+    run_for(loop, clock, 100)
+    scripted.out["kafka"] = (100, 400)
+    scripted.rate = 6000  # a step the tuner cannot see while Kafka is out
+    run_for(loop, clock, 300)
+    assert not recorder.retunes and not [d for d in recorder.decisions if 100 <= d.at_s < 400]
+    assert [(e.source, e.kind) for e in recorder.outages] == [("kafka", "began")]
+    run_for(loop, clock, 200)
+    assert [(e.source, e.kind) for e in recorder.outages][-1] == ("kafka", "ended")
+    assert len(recorder.retunes) == 1, "once the rate is readable again, the step is acted on"
+
+
+def test_a_rest_outage_is_never_taken_for_a_job_failure(tmp_path: Path, book: ModelBook) -> None:
+    loop, _, clock, scripted, recorder, _ = make_loop(tmp_path, book)
+    scripted.out["flink-rest"] = (100, 160)
+    run_for(loop, clock, 300)
+    assert not recorder.failures and loop.state.failures_at_s == [] and loop.qos.recovery_s == 0
+    assert [(e.source, e.kind) for e in recorder.outages] == [("flink-rest", "began"), ("flink-rest", "ended")]
+
+
+def test_a_retune_that_fails_is_finished_from_the_journal_later_with_nothing_decided_meanwhile(
+        tmp_path: Path, book: ModelBook) -> None:
+    loop, cluster, clock, scripted, recorder, journal = make_loop(tmp_path, book)
+    run_for(loop, clock, 100)
+    cluster.failing_submissions = 1000  # Flink refuses every submission: the job is left stopped
+    scripted.rate = 6000
+    decided_before = len(recorder.decisions)
+    run_for(loop, clock, 900)
+    retries = [m for m in recorder.messages if "retune failed" in m and "will be finished in" in m]
+    delays = [float(m.split("will be finished in ")[1].split(" s")[0]) for m in retries]
+    assert len(retries) >= 3 and delays == sorted(delays), "tried again, less and less often"
+    assert journal.retunes()[-1].step == "savepoint", "stopped, with its savepoint journaled"
+    assert [d.action for d in recorder.decisions[decided_before:]].count("retune") == 1, "no other decision meanwhile"
+    cluster.failing_submissions = 0
+    run_for(loop, clock, 1300)
+    assert journal.retunes()[-1].step == "verified" and cluster.live() == [loop.state.job.job_id]
+    assert not recorder.failures, "the stopped job awaiting its resubmission is not a failure"
+
+
+class StopAfter(threading.Event):
+    """A stop signal that arrives after `steps` waits between steps."""
+
+    def __init__(self, steps: int) -> None:
+        super().__init__()
+        self.left = steps
+
+    def wait(self, timeout: float | None = None) -> bool:
+        self.left -= 1
+        if self.left <= 0:
+            self.set()
+        return self.is_set()
+
+
+def test_every_completed_step_is_a_heartbeat(tmp_path: Path, book: ModelBook) -> None:
+    loop, _, _, _, recorder, _ = make_loop(tmp_path, book)
+    loop.run(StopAfter(3))
+    assert recorder.steps == 3

@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 from prometheus_client import CollectorRegistry
 
-from chronos.metrics.exporter import TuneMetrics, serve
+from chronos.metrics.exporter import Heartbeat, TuneMetrics, serve
 
 
 def test_every_figure_lands_under_its_conventional_name() -> None:
@@ -78,3 +78,34 @@ def test_the_samples_are_served_over_http_on_a_free_port() -> None:
         server.close()
     assert 'chronos_retunes_total{job_name="fleet",outcome="rolled-back"} 1.0' in text
     assert "# TYPE chronos_retune_downtime_seconds histogram" in text
+
+
+def test_healthz_is_ok_while_the_loop_steps_and_503_once_it_stalls() -> None:
+    now = [1000.0]
+    heartbeat = Heartbeat(stall_after_s=60, clock=lambda: now[0])
+    server = serve(CollectorRegistry(), 0, heartbeat=heartbeat)
+    try:
+        url = f"http://127.0.0.1:{server.port}/healthz"
+        assert httpx.get(url, timeout=5).status_code == 200, "starting is not stalling"
+        now[0] += 50
+        heartbeat.beat(now[0])
+        now[0] += 59
+        assert httpx.get(url, timeout=5).status_code == 200
+        now[0] += 2
+        stalled = httpx.get(url, timeout=5)
+        assert stalled.status_code == 503 and "last step 61 s ago" in stalled.text
+        assert httpx.get(f"http://127.0.0.1:{server.port}/metrics", timeout=5).status_code == 200, "metrics still served"
+    finally:
+        server.close()
+
+
+def test_source_errors_are_counted_per_source_and_outages_shown_as_up_or_down() -> None:
+    registry = CollectorRegistry()
+    metrics = TuneMetrics(registry)
+    assert registry.get_sample_value("chronos_collect_errors_total", {"source": "kafka"}) == 0
+    metrics.source_errors(["kafka", "kafka", "flink-rest"])
+    metrics.source_up("kafka", False)
+    assert registry.get_sample_value("chronos_collect_errors_total", {"source": "kafka"}) == 2
+    assert registry.get_sample_value("chronos_collect_errors_total", {"source": "flink-rest"}) == 1
+    assert registry.get_sample_value("chronos_source_up", {"source": "kafka"}) == 0
+    assert registry.get_sample_value("chronos_source_up", {"source": "reporter"}) == 1

@@ -1,0 +1,81 @@
+"""`chronos tune` is meant to run for weeks: on a real stack of its own (it restarts the broker), its
+model-fitting child is killed and the broker restarted under it, and it is still deciding afterwards,
+says the outage, and its liveness endpoint stays healthy. The 30-minute soak with every fault is
+`bench/soak.py`; this is its short version."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import psutil
+import pytest
+
+from chronos.stack.faults import RestartKafka
+from chronos.stack.local_stack import StackOptions, down, up
+from chronos.stack.ports import free_ports
+from chronos.stack.state import StackState
+from tests.cli.test_bad_input import chronos
+from tests.conftest import cache_dir
+from tests.integration.test_chaos_cli import submit_demo
+from tests.integration.test_tune import FAST, TARGETS, Tuner, job_name, write_profile
+from tests.support.processes import leftovers
+
+
+@pytest.fixture(scope="module")
+def own_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StackState]:
+    stack_dir = tmp_path_factory.mktemp("survives")
+    state, _ = up(StackOptions(stack_dir, cache_dir(), slots=2))
+    try:
+        yield state
+    finally:
+        down(stack_dir, purge=True)
+        assert leftovers(stack_dir) == []
+
+
+def _fit_child(tuner: Tuner, timeout_s: float) -> psutil.Process:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        with_children = psutil.Process(tuner.proc.pid).children(recursive=True)
+        fits = [p for p in with_children if "spawn_main" in " ".join(p.cmdline())]
+        if fits:
+            return fits[0]
+        time.sleep(0.05)
+    raise AssertionError("no model-fitting child appeared")
+
+
+def test_a_killed_fit_child_and_a_broker_restart_do_not_stop_the_tuner(own_stack: StackState, tmp_path: Path) -> None:
+    sd = ["--stack-dir", own_stack.stack_dir]
+    job_id = submit_demo(own_stack, "10s")
+    db = tmp_path / "chronos.db"
+    write_profile(db, job_name(own_stack, job_id))
+    port = free_ports(1)[0]
+    tuner: Tuner | None = None
+    try:
+        assert chronos("load", "run", "--rate", "500", "--background", *sd).returncode == 0
+        tuner = Tuner("--job", job_id, *TARGETS, *FAST, "--db", str(db), "--metrics-port", str(port), *sd)
+        os.kill(_fit_child(tuner, 60).pid, signal.SIGKILL)
+        failed = tuner.wait_for(lambda e: e["event"] == "fit-failed", 60)
+        assert "died" in failed["error"]
+        tuner.wait_for(lambda e: e["event"] == "decision", 120)
+
+        RestartKafka(own_stack.stack_dir_path).inject()
+        restarted = len(tuner.events)
+        tuner.wait_for(lambda e: e["event"] == "decision" and tuner.events.index(e) > restarted, 90)
+        outages = [e for e in tuner.events if e["event"] == "outage"]
+        assert all(e["source"] in {"kafka", "latency", "reporter"} for e in outages), outages
+        assert [e["change"] for e in outages if e["source"] == "kafka"] == ["began", "ended"], outages
+        assert len(outages) == len({(e["source"], e["change"]) for e in outages}), "each outage said once each way"
+        assert httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=5).status_code == 200
+        assert tuner.proc.poll() is None, "still running"
+        tuner.proc.send_signal(signal.SIGTERM)
+        assert tuner.finish(60) == 0
+    finally:
+        if tuner is not None:
+            tuner.kill()
+        chronos("load", "stop", *sd)
+        chronos("job", "stop", job_id, *sd)
