@@ -81,7 +81,9 @@ class KafkaJobCollector:
         try:
             value = read()
         except Exception as exc:  # noqa: BLE001 - kafka-python, httpx and Flink raise many types; each is a missing value
-            gate.failed(now, describe(exc))
+            # The delay runs from when the failure was seen: a read that timed out after 10 s must not find its
+            # gate already open again for the next read of the same source in this step.
+            gate.failed(self._clock(), describe(exc))
             failures.append(SourceFailure(source, describe(exc)))
             return None
         gate.passed()

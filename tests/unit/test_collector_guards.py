@@ -157,6 +157,25 @@ def test_a_rest_outage_costs_one_call_per_reading_and_reads_as_unknown_not_as_st
     assert not reading.running
 
 
+@dataclass
+class SlowRest(Rest):
+    """A REST API that is paused: every read waits out the client's 10 s timeout before it fails."""
+
+    clock: Clock = field(default_factory=Clock)
+
+    def _read(self) -> None:
+        self.signals._call("flink-rest")
+        self.clock.now += 10
+        raise FlinkUnreachable("cannot reach the Flink REST API at http://jm:8081 (ReadTimeout)")
+
+
+def test_a_read_that_times_out_closes_its_gate_from_when_it_failed_not_from_when_it_began() -> None:
+    signals, clock = Signals(), Clock()
+    c = collector(signals, clock, SlowRest(signals, clock=clock))
+    c.collect(JOB)
+    assert signals.calls["flink-rest"] == 2, "one timed-out read; the reads after it in the step are skipped"
+
+
 def test_a_rest_500_and_a_broken_reporter_each_leave_only_their_own_fields_missing() -> None:
     signals, clock = Signals(broken={"reporter"}), Clock()
     reading = collector(signals, clock, Rest(signals, status=500)).collect(JOB)
