@@ -147,11 +147,11 @@ def reporter_urls(stack_dir: Path, override: list[str] | None = None) -> list[st
 
 
 def live_signals(client: FlinkRestClient, stack_dir: Path, record: JobRecord,
-                 reporters: list[str] | None = None) -> LiveSignals:
+                 reporters: list[str] | None = None, history_s: float | None = None) -> LiveSignals:
     urls = reporters if reporters is not None else require_stack(stack_dir).prometheus_urls
     io = job_io(record)
     return LiveSignals(client, record.job_id, record.spec.name, io.bootstrap, io.input_topic, io.output_topic,
-                       urls, timestamp_field=io.timestamp_field)
+                       urls, timestamp_field=io.timestamp_field, history_s=history_s)
 
 
 def experiment_input(record: JobRecord, load: Load, run_id: str) -> ExperimentInput:
@@ -243,7 +243,8 @@ def tune_collector(client: FlinkRestClient, stack_dir: Path, record: JobRecord, 
 
     io = job_io(record)
     urls = reporter_urls(stack_dir, reporters)
-    signals = live_signals(client, stack_dir, record, urls)
+    # Latencies kept for the p99 window and a margin (a step that ran late), not for the tuner's lifetime.
+    signals = live_signals(client, stack_dir, record, urls, history_s=latency_window_s + 120)
     latency = latency_source(io, signals, urls, record.spec.name)
     return KafkaJobCollector(signals, client, latency_window_s, latency)
 

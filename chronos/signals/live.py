@@ -16,7 +16,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 
@@ -28,6 +28,13 @@ from chronos.jobs.topic_offsets import TopicEndOffsets
 from chronos.model import CheckpointEvent, CheckpointHistory, SignalSample, describe
 
 HISTORY = 200_000  # latencies kept for windowed percentiles: a bounded memory for a tuner that runs for weeks
+
+
+class EndOffsets(Protocol):
+    """The input topic's end offsets (TopicEndOffsets; a fake in the unit tests)."""
+
+    def total_end_offset(self) -> int: ...
+    def close(self) -> None: ...
 
 
 class LiveSignals:
@@ -45,7 +52,11 @@ class LiveSignals:
         timestamp_field: str = "max_created_ms",
         consumer_factory: Callable[[str, str], Any] = lambda bootstrap, topic: committed_consumer(
             bootstrap, topic, from_beginning=False),
+        history_s: float | None = None,
+        ends: EndOffsets | None = None,
     ) -> None:
+        """`history_s`: how far back `latencies_between` must reach (the tuner: its latency window); older
+        latencies are dropped as they age. None keeps up to HISTORY of them (a profiling run's whole life)."""
         self._consumer_factory = consumer_factory
         self._client = client
         self.job_id = job_id
@@ -54,9 +65,10 @@ class LiveSignals:
         self._wall_ms = wall_ms
         self._clock = clock
         self._timestamp_field = timestamp_field
-        self._ends = TopicEndOffsets(bootstrap, input_topic)
+        self._ends = ends if ends is not None else TopicEndOffsets(bootstrap, input_topic)
         self._bootstrap, self._output_topic = bootstrap, output_topic
-        self._latencies: list[float] = []
+        self._worst_recent: float | None = None  # since the last worst_recent_latency()
+        self._history_ms = None if history_s is None else int(history_s * 1000)
         self._history: deque[tuple[int, float]] = deque(maxlen=HISTORY)  # (visible at, latency): percentiles
         self._newest_created_ms: int | None = None
         self._watching_since_ms = wall_ms()
@@ -95,8 +107,12 @@ class LiveSignals:
             if batch:
                 newest = max(record.max_created_ms for record in batch)
                 self._newest_created_ms = max(newest, self._newest_created_ms or newest)
-            self._latencies.extend(latencies)
+            if latencies:
+                self._worst_recent = max(max(latencies), self._worst_recent or latencies[0])
             self._history.extend((visible, latency) for latency in latencies)
+            if self._history_ms is not None:
+                while self._history and self._history[0][0] < visible - self._history_ms:
+                    self._history.popleft()
 
     def observer_failure(self) -> str | None:
         """Why the output observer stopped, if it did; it is started again (to fail again, and be said
@@ -143,8 +159,7 @@ class LiveSignals:
         """The worst latency of the output that became visible since the last call. A window would keep
         a catch-up burst's latencies for its whole length and delay "recovered" by as much."""
         with self._lock:
-            worst = max(self._latencies) if self._latencies else None
-            self._latencies.clear()
+            worst, self._worst_recent = self._worst_recent, None
         return worst
 
     def sample(self) -> SignalSample:
