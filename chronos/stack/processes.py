@@ -152,7 +152,11 @@ def adopt(pid: int, role: str, argv_marks: Sequence[str], started_before: float)
             _reap(pid)
             return Check(placeholder, "gone")
         argv = _argv(proc)
-        if proc.create_time() > started_before + FILE_WRITTEN_SLACK_S or any(m not in argv for m in argv_marks):
+        # Ages, not epoch times: the process's from the kernel's boot clock (no wall-clock step or boot-time
+        # rounding moves it), the file's from the wall clock it was stamped with.
+        process_age_s = time.clock_gettime(time.CLOCK_BOOTTIME) - _started_s(proc)
+        file_age_s = time.time() - started_before
+        if process_age_s + FILE_WRITTEN_SLACK_S < file_age_s or any(m not in argv for m in argv_marks):
             return Check(placeholder, "stale", proc.name())
         record = ProcessRecord(pid=pid, role=role, argv_marks=tuple(argv_marks), started_s=_started_s(proc))
         return Check(record, "ours")
