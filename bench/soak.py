@@ -27,6 +27,7 @@ import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -113,38 +114,12 @@ def pause_jobmanager(state: StackState, seconds: float) -> None:
         send(state.jobmanager, signal.SIGCONT)
 
 
-def output_by_window(bootstrap: str, topic: str, prefix: str, isolation: str) -> dict[str, int]:
-    """Counted events per window end in the output, as `isolation` reads it: on a delivery failure,
-    the windows missing from read_committed but present in read_uncommitted were aborted by the sink;
-    those missing from both were never produced."""
+def whole_topic(bootstrap: str, topic: str, isolation: str) -> Iterator[tuple[Any, Any]]:
+    """(partition, message) for every message of `topic` as `isolation` reads it, from the start to the end
+    offsets of when it is called."""
     from kafka import TopicPartition
 
     consumer = groupless_consumer(bootstrap, isolation)
-    counts: dict[str, int] = {}
-    try:
-        parts = [TopicPartition(topic, p) for p in consumer.partitions_for_topic(topic) or ()]
-        consumer.assign(parts)
-        consumer.seek_to_beginning(*parts)
-        ends = consumer.end_offsets(parts)
-        while any(consumer.position(tp) < ends[tp] for tp in parts):
-            for messages in consumer.poll(timeout_ms=1000).values():
-                for m in messages:
-                    record = OutputRecord.parse(m.value)
-                    if record is not None and record.kind == "vehicle" and record.key.startswith(prefix + "-"):
-                        counts[record.window_end] = counts.get(record.window_end, 0) + record.event_count
-    finally:
-        consumer.close()
-    return dict(sorted(counts.items()))
-
-
-def late_inputs(bootstrap: str, topic: str, prefix: str, bound_ms: int) -> int:
-    """Counted events that sit in the input topic behind an event more than `bound_ms` newer in the same
-    partition: the job's watermark (per partition, `bound_ms` behind the newest event) makes them late."""
-    from kafka import TopicPartition
-
-    consumer = groupless_consumer(bootstrap, "read_uncommitted")
-    late, newest = 0, dict[Any, int]()
-    mine = (prefix + "-").encode()
     try:
         parts = [TopicPartition(topic, p) for p in consumer.partitions_for_topic(topic) or ()]
         consumer.assign(parts)
@@ -153,15 +128,36 @@ def late_inputs(bootstrap: str, topic: str, prefix: str, bound_ms: int) -> int:
         while any(consumer.position(tp) < ends[tp] for tp in parts):
             for tp, messages in consumer.poll(timeout_ms=1000, max_records=50_000).items():
                 for m in messages:
-                    try:
-                        at = int(json.loads(m.value)["event_time"])
-                    except (ValueError, KeyError, TypeError):
-                        continue
-                    if m.key is not None and m.key.startswith(mine) and at < newest.get(tp, at) - bound_ms:
-                        late += 1
-                    newest[tp] = max(newest.get(tp, at), at)
+                    yield tp, m
     finally:
         consumer.close()
+
+
+def output_by_window(bootstrap: str, topic: str, prefix: str, isolation: str) -> dict[str, int]:
+    """Counted events per window end in the output, as `isolation` reads it: on a delivery failure,
+    the windows missing from read_committed but present in read_uncommitted were aborted by the sink;
+    those missing from both were never produced."""
+    counts: dict[str, int] = {}
+    for _, m in whole_topic(bootstrap, topic, isolation):
+        record = OutputRecord.parse(m.value)
+        if record is not None and record.kind == "vehicle" and record.key.startswith(prefix + "-"):
+            counts[record.window_end] = counts.get(record.window_end, 0) + record.event_count
+    return dict(sorted(counts.items()))
+
+
+def late_inputs(bootstrap: str, topic: str, prefix: str, bound_ms: int) -> int:
+    """Counted events that sit in the input topic behind an event more than `bound_ms` newer in the same
+    partition: the job's watermark (per partition, `bound_ms` behind the newest event) makes them late."""
+    late, newest = 0, dict[Any, int]()
+    mine = (prefix + "-").encode()
+    for tp, m in whole_topic(bootstrap, topic, "read_uncommitted"):
+        try:
+            at = int(json.loads(m.value)["event_time"])
+        except (ValueError, KeyError, TypeError):
+            continue
+        if m.key is not None and m.key.startswith(mine) and at < newest.get(tp, at) - bound_ms:
+            late += 1
+        newest[tp] = max(newest.get(tp, at), at)
     return late
 
 

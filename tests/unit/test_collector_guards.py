@@ -16,6 +16,7 @@ from chronos.errors import FlinkRequestFailed, FlinkUnreachable
 from chronos.flink.prometheus_scrape import PromSample
 from chronos.flink.replies import CheckpointConfigReply, CheckpointStats, ExceptionsReply
 from chronos.signals.tune_signals import KafkaJobCollector
+from tests.support.clocks import Clock
 
 JOB = "0123456789abcdef0123456789abcdef"
 REPLIES = Path(__file__).resolve().parents[1] / "fixtures" / "flink_replies"
@@ -29,14 +30,6 @@ def recorded(name: str) -> dict[str, object]:
 
 class KafkaTimeoutError(Exception):
     """kafka-python's name for it; the collector must not care which type a source raises."""
-
-
-@dataclass
-class Clock:
-    now: float = 0.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @dataclass

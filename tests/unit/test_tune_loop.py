@@ -23,19 +23,12 @@ from chronos.tune.loop import LoopSettings, TuneLoop
 from chronos.tune.outages import OutageEvent
 from chronos.tune.readings import LiveReading
 from chronos.tune.retune import RetuneOutcome, Retuner, TunedJob
+from tests.support.clocks import Clock
 from tests.unit.fake_cluster import FakeCluster
 from tests.unit.test_optimizer_decisions import latency_truth, recovery_truth
 
 SPEC = JobSpec("vehicle-stats", "/jobs/vehicle_stats_job.py")
 POLICY = TunePolicy(latency_p99_ms=1500, recovery_s=60, startup_grace_s=60, cooldown_s=300)
-
-
-@dataclass
-class Clock:
-    now: float = 0.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @dataclass
