@@ -18,7 +18,7 @@ import tempfile
 import threading
 import time
 import uuid
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +28,9 @@ from rich.table import Table
 
 from chronos.cli.wiring import default_cache_dir
 from chronos.flink.distribution import find_distribution
+from chronos.flink.job_control import RestJobControl
 from chronos.flink.prometheus_scrape import scrape, source_records_out
 from chronos.flink.rest import FlinkRestClient
-from chronos.flink.restart import restart_with_settings
 from chronos.flink.submit import CliSubmitter, JobSubmitter, RestSubmitter
 from chronos.jobs.demo import DemoSettings, demo_spec
 from chronos.jobs.output import committed_consumer, committed_records
@@ -40,9 +40,18 @@ from chronos.jobs.topics import ensure_topics
 from chronos.model import CheckpointSettings, JobSpec
 from chronos.stack.local_stack import StackOptions, down, up
 from chronos.stack.state import StackState
+from chronos.tune.journal import TuneJournal
+from chronos.tune.retune import Retuner, TunedJob
 
 CACHE = default_cache_dir()  # as root /var/cache/chronos, readable by the service user
 console = Console(stderr=True)
+
+
+@dataclass(frozen=True)
+class Restart:
+    savepoint_s: float  # stop request -> savepoint complete
+    submitted_s: float  # stop request -> new job id returned
+    running_s: float  # stop request -> every task of the new job RUNNING
 
 
 def rss_mb(pid: int) -> float:
@@ -188,10 +197,15 @@ def bench_retune(state: StackState, client: FlinkRestClient, path: str, runs: in
     runs_out = []
     try:
         time.sleep(15)
+        journal = TuneJournal(Path(state.stack_dir) / f"foundation-{path}.db")
+        retuner = Retuner(RestJobControl(client, submitter, state.savepoint_dir), journal)
+        tuned = TunedJob(job, spec, CheckpointSettings(2000))
         for i in range(runs):
             interval = 3000 if i % 2 == 0 else 2000
             t0 = time.time()
-            r = restart_with_settings(client, submitter, job, spec, CheckpointSettings(interval), state.savepoint_dir)
+            outcome = retuner.retune(tuned, interval, "bench")
+            tuned = outcome.job
+            r = Restart(outcome.savepoint_s or 0.0, outcome.submitted_s or 0.0, outcome.downtime_s or 0.0)
             submitted_wall = t0 + r.submitted_s
             deadline = time.time() + 30
             while time.time() < deadline and not [a for a in arrivals if a > submitted_wall]:
@@ -201,7 +215,7 @@ def bench_retune(state: StackState, client: FlinkRestClient, path: str, runs: in
             console.print(f"{path} retune {i + 1}: savepoint {r.savepoint_s:.2f} s, submitted {r.submitted_s:.2f} s, "
                           f"RUNNING {r.running_s:.2f} s, first output {row['first_output_s']} s")
             runs_out.append(row)
-            job = r.new_job_id
+            job = tuned.job_id
             time.sleep(8)
     finally:
         load.halt()

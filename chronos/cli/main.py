@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import sys
 import time
 import traceback
 import uuid
 from collections.abc import Callable
-from dataclasses import asdict, replace
+from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -21,12 +20,14 @@ from rich.table import Table
 from chronos.cli.common import AsJson, Bootstrap, RestUrl, StackDir, err, finite, out, say_stale
 from chronos.cli.common import print_json as _print_json
 from chronos.cli.common import stack_dir_of as _stack_dir
+from chronos.cli.graceful import graceful_stop
+from chronos.cli.job_commands import job_app
 from chronos.cli.observability_commands import dashboards, prometheus_app, report
 from chronos.cli.profile_commands import profile_app
 from chronos.cli.rotating_output import redirect_if_asked
 from chronos.cli.tune_commands import tune
 from chronos.errors import ChronosError, InvalidInput, redact
-from chronos.model import CheckpointSettings, JobIO, JobSpec, format_interval, parse_interval_ms
+from chronos.model import format_interval
 
 DEBUG_ENV = "CHRONOS_DEBUG"
 app = typer.Typer(
@@ -36,7 +37,6 @@ app = typer.Typer(
 stack_app = typer.Typer(help="The local stack: real Kafka + Flink on 127.0.0.1.", no_args_is_help=True)
 load_app = typer.Typer(help="The load generator (vehicle events into Kafka).", no_args_is_help=True)
 observe_app = typer.Typer(help="The latency observer (committed output of the demo job).", no_args_is_help=True)
-job_app = typer.Typer(help="Submit, stop, list and retune Flink jobs.", no_args_is_help=True)
 app.add_typer(stack_app, name="stack")
 app.add_typer(load_app, name="load")
 app.add_typer(observe_app, name="observe")
@@ -165,17 +165,6 @@ def _profile(kind: str, rate: float, to: float | None, at: float, amplitude: flo
     raise InvalidInput(f"unknown profile {kind!r}: choose constant, step, sine or csv")
 
 
-def _stop_on_signals() -> list[bool]:
-    flag = [False]
-
-    def handler(signum: int, frame: object) -> None:
-        flag[0] = True
-
-    signal.signal(signal.SIGTERM, handler)
-    signal.signal(signal.SIGINT, handler)
-    return flag
-
-
 @load_app.command("run")
 def load_run(
     rate: Annotated[float, typer.Option(parser=finite, help="Events/s (the mean for sine, the start for step).")] = 1000.0,
@@ -223,22 +212,24 @@ def load_run(
         pid = start_helper(sd, "load", args)
         out.print(f"load generator running in the background (pid {pid}); stop it with `chronos load stop`")
         return
-    stop = _stop_on_signals()
     end = duration if duration is not None else (None if count is not None else float("inf"))
     run_id = f"s{seed}-{int(time.time())}"
 
     def progress(p: LoadProgress) -> None:
         err.print(f"{p.elapsed_s:7.1f} s  sent {p.sent:>10,}  target {p.target_rate:8.0f}/s  achieved {p.achieved_rate:8.0f}/s")
 
-    if workers > 1:
-        plan = LoadPlan(servers, topic, shape, vehicles, seed, run_id, end, count, workers)
-        report = run_parallel_load(plan, on_progress=progress, should_stop=lambda: stop[0], close_windows=close_windows)
-    else:
-        sink = KafkaEventSink(servers, topic)
-        report = run_load(sink, VehicleFleet(vehicles, seed=seed, run_id=run_id), shape, duration_s=end,
-                          max_events=count, on_progress=progress, should_stop=lambda: stop[0],
-                          close_windows=close_windows)
-        sink.close()
+    with graceful_stop(second_aborts=False) as stop:
+        if workers > 1:
+            plan = LoadPlan(servers, topic, shape, vehicles, seed, run_id, end, count, workers)
+            report = run_parallel_load(plan, on_progress=progress, should_stop=stop.is_set, close_windows=close_windows)
+        else:
+            sink = KafkaEventSink(servers, topic)
+            try:
+                report = run_load(sink, VehicleFleet(vehicles, seed=seed, run_id=run_id), shape, duration_s=end,
+                                  max_events=count, on_progress=progress, should_stop=stop.is_set,
+                                  close_windows=close_windows)
+            finally:
+                sink.close()
     out.print(f"sent {report.sent:,} events in {report.elapsed_s:.1f} s: {report.achieved_rate:,.0f} events/s achieved")
 
 
@@ -280,8 +271,6 @@ def observe_run(
         return
     snapshot_file = helper_dir(sd) / "latency.json"
     snapshot_file.parent.mkdir(parents=True, exist_ok=True)
-    stop = _stop_on_signals()
-
     def show(s: LatencySnapshot) -> None:
         write_snapshot(snapshot_file, s, time.time())
         p99 = f"{s.p99_ms:8.0f}" if s.p99_ms is not None else "       -"
@@ -290,7 +279,8 @@ def observe_run(
 
     consumer = committed_consumer(servers, topic, from_beginning=False)
     try:
-        observe(consumer, LatencyWindow(window), show, duration_s=duration, should_stop=lambda: stop[0])
+        with graceful_stop(second_aborts=False) as stop:
+            observe(consumer, LatencyWindow(window), show, duration_s=duration, should_stop=stop.is_set)
     finally:
         consumer.close()
 
@@ -302,221 +292,6 @@ def observe_stop(stack_dir: StackDir = None) -> None:
 
     stopped = stop_helper(_stack_dir(stack_dir), "observe", say_stale)
     out.print("stopped the observer" if stopped else "no observer was running")
-
-
-# -- job -----------------------------------------------------------------------------------------
-def _settings(interval: str, state_backend: str, incremental: bool) -> CheckpointSettings:
-    if state_backend not in {"hashmap", "rocksdb"}:
-        raise InvalidInput(f"unknown state backend {state_backend!r}: choose hashmap or rocksdb")
-    return CheckpointSettings(parse_interval_ms(interval), state_backend, incremental)
-
-
-def _path_option(path: str) -> str:
-    if path not in {"rest", "cli"}:
-        raise InvalidInput(f"unknown submission path {path!r}: choose rest or cli")
-    return path
-
-
-BUILTIN_JOB_FILES = {"zones": "speeding_zones.yaml"}
-
-
-def _job_from(job: str, file: Path | None, bootstrap: str, parallelism: int, window: int,
-              python_udf: bool) -> tuple[JobSpec, JobIO]:
-    """The spec and I/O of a built-in job (demo, zones) or of a user's job file."""
-    from chronos.jobs.demo import DemoSettings, demo_spec
-    from chronos.jobs.job_file import load_job_file
-
-    if file is not None:
-        return load_job_file(file, {"bootstrap": bootstrap})
-    if job == "demo":
-        demo = DemoSettings(bootstrap=bootstrap, parallelism=parallelism, window_s=window, python_udf=python_udf)
-        return demo_spec(demo), JobIO(bootstrap, demo.input_topic, demo.output_topic)
-    if job in BUILTIN_JOB_FILES:
-        from chronos.jobs import job_file
-
-        spec, io = load_job_file(Path(job_file.__file__).with_name(BUILTIN_JOB_FILES[job]), {"bootstrap": bootstrap})
-        return replace(spec, parallelism=parallelism), io
-    raise InvalidInput(f"unknown job {job!r}: chronos knows 'demo' and 'zones'; describe your own with --file")
-
-
-@job_app.command("submit")
-def job_submit(
-    job: Annotated[str, typer.Argument(help="The job to run: demo, zones (ignored with --file).")] = "demo",
-    file: Annotated[Path | None, typer.Option("--file", help="Your job, described in a YAML job file.")] = None,
-    interval: Annotated[str, typer.Option(help="Checkpoint interval, e.g. 10s, 500ms, 2min.")] = "10s",
-    parallelism: Annotated[int, typer.Option(help="Parallelism of the job.")] = 2,
-    state_backend: Annotated[str, typer.Option(help="hashmap | rocksdb")] = "hashmap",
-    incremental: Annotated[bool, typer.Option(help="Incremental checkpoints (rocksdb).")] = False,
-    window: Annotated[int, typer.Option(help="demo: window length in seconds.")] = 5,
-    python_udf: Annotated[bool, typer.Option("--python-udf", help="demo: average speeds in a Python UDF.")] = False,
-    from_savepoint: Annotated[str | None, typer.Option(help="Restore from this savepoint.")] = None,
-    path: Annotated[str, typer.Option(help="Submission path: rest (fast) or cli (flink run).")] = "rest",
-    create_topics: Annotated[bool, typer.Option(help="Create the job's topics if missing.")] = True,
-    wait: Annotated[bool, typer.Option(help="Wait until every task is RUNNING.")] = True,
-    stack_dir: StackDir = None,
-    rest_url: RestUrl = None,
-    bootstrap: Bootstrap = None,
-    as_json: AsJson = False,
-) -> None:
-    """Submit a job to the Flink cluster and remember how to restart it."""
-    from chronos.cli import wiring
-    from chronos.jobs.topics import ensure_topics
-    from chronos.stack.job_records import JobRecord
-
-    settings = _settings(interval, state_backend, incremental)
-    if parallelism < 1:
-        raise InvalidInput("--parallelism must be at least 1")
-    if file is None and job != "demo" and job not in BUILTIN_JOB_FILES:
-        raise InvalidInput(f"unknown job {job!r}: chronos knows 'demo' and 'zones'; describe your own with --file")
-    sd = _stack_dir(stack_dir)
-    state = wiring.require_stack(sd)
-    spec, io = _job_from(job, file, bootstrap or state.bootstrap, parallelism, window, python_udf)
-    if create_topics:
-        ensure_topics(io.bootstrap, [io.input_topic, io.output_topic], partitions=2)
-    with wiring.flink_client(sd, rest_url) as client:
-        start = time.monotonic()
-        job_id = wiring.submitter(_path_option(path), client, sd).submit(spec, settings, from_savepoint)
-        wiring.job_records(sd).save(JobRecord(job_id, spec, settings, restored_from=from_savepoint, io=io))
-        if wait:
-            client.wait_until_running(job_id)
-    seconds = time.monotonic() - start
-    if as_json:
-        _print_json({"job_id": job_id, "name": spec.name, "interval_ms": settings.interval_ms, "seconds": round(seconds, 2)})
-    else:
-        out.print(f"submitted {spec.name} as job {job_id} (interval {format_interval(settings.interval_ms)}, "
-                  f"{'running' if wait else 'submitted'} after {seconds:.1f} s)")
-
-
-@job_app.command("adopt")
-def job_adopt(
-    job_id: Annotated[str, typer.Argument(help="Flink job id of a running job chronos did not submit.")],
-    file: Annotated[Path, typer.Option("--file", help="The job, described in a YAML job file.")],
-    state_backend: Annotated[str, typer.Option(help="hashmap | rocksdb (as the job runs).")] = "hashmap",
-    stack_dir: StackDir = None,
-    rest_url: RestUrl = None,
-    bootstrap: Bootstrap = None,
-) -> None:
-    """Take a running job under chronos's care: after this, `chronos tune --job ID` can retune it."""
-    from chronos.cli import wiring
-    from chronos.jobs.job_file import load_job_file
-    from chronos.stack.job_records import JobRecord
-
-    sd = _stack_dir(stack_dir)
-    with wiring.flink_client(sd, rest_url) as client:
-        detail = client.job(job_id)
-        if detail.state != "RUNNING":
-            raise InvalidInput(f"job {job_id} is {detail.state}; only a running job can be adopted")
-        spec, io = load_job_file(file, {"bootstrap": bootstrap or wiring.bootstrap(sd, None)})
-        if detail.name != spec.name:
-            raise InvalidInput(f"job {job_id} is named {detail.name!r} but the job file says {spec.name!r}")
-        interval = client.checkpoint_config(job_id).interval
-    wiring.job_records(sd).save(JobRecord(job_id, spec, _settings(f"{interval}ms", state_backend, False), io=io))
-    out.print(f"adopted {spec.name} ({job_id}) at interval {format_interval(interval)}; tune it with "
-              f"`chronos tune --job {job_id}`")
-
-
-@job_app.command("stop")
-def job_stop(
-    job_id: Annotated[str, typer.Argument(help="Flink job id.")],
-    savepoint: Annotated[bool, typer.Option(help="Stop with a savepoint (else cancel).")] = True,
-    stack_dir: StackDir = None,
-    rest_url: RestUrl = None,
-) -> None:
-    """Stop a job with a savepoint (printing its path), or cancel it."""
-    from chronos.cli import wiring
-
-    sd = _stack_dir(stack_dir)
-    with wiring.flink_client(sd, rest_url) as client:
-        if not savepoint:
-            client.job(job_id)
-            client.cancel(job_id)
-            out.print(f"cancelled {job_id}")
-            return
-        target = wiring.savepoint_dir(sd)
-        location = client.stop_with_savepoint(job_id, target)
-    store = wiring.job_records(sd)
-    record = store.get(job_id)
-    if record is not None:
-        store.save(replace(record, stopped_with_savepoint=location))
-    out.print(location)
-
-
-@job_app.command("list")
-def job_list(stack_dir: StackDir = None, rest_url: RestUrl = None, as_json: AsJson = False) -> None:
-    """List the cluster's jobs."""
-    from chronos.cli import wiring
-
-    with wiring.flink_client(_stack_dir(stack_dir), rest_url) as client:
-        jobs = client.jobs()
-    if as_json:
-        _print_json([j.model_dump() for j in jobs])
-        return
-    table = Table("job id", "name", "state", "running for")
-    for j in sorted(jobs, key=lambda j: -j.start_time):
-        table.add_row(j.jid, j.name, j.state, f"{j.duration / 1000:.0f} s")
-    out.print(table)
-
-
-@job_app.command("retune")
-def job_retune(
-    job_id: Annotated[str, typer.Argument(help="Flink job id (submitted by chronos).")],
-    interval: Annotated[str, typer.Option(help="New checkpoint interval.")],
-    path: Annotated[str, typer.Option(help="Submission path: rest or cli.")] = "rest",
-    dry_run: Annotated[bool, typer.Option(help="Say what would happen, change nothing.")] = False,
-    stack_dir: StackDir = None,
-    rest_url: RestUrl = None,
-    as_json: AsJson = False,
-) -> None:
-    """Stop-with-savepoint and restart a job with a new checkpoint interval.
-
-    Resumable: if the job was already stopped with a savepoint (an interrupted retune, or `job stop`)
-    and nothing replaced it, the restart is done from the savepoint on record.
-    """
-    from chronos.cli import wiring
-    from chronos.flink.restart import RestartResult, restart_with_settings
-    from chronos.stack.job_records import JobRecord
-
-    sd = _stack_dir(stack_dir)
-    new_ms = parse_interval_ms(interval)
-    submission_path = _path_option(path)
-    store = wiring.job_records(sd)
-    record = store.get(job_id)
-    if record is None:
-        raise InvalidInput(f"job {job_id} was not submitted by chronos here: its spec is unknown, so it cannot be restarted")
-    if record.replaced_by:
-        raise InvalidInput(f"job {job_id} was already replaced by {record.replaced_by}; retune that one")
-    settings = CheckpointSettings(new_ms, record.settings.state_backend, record.settings.incremental)
-    with wiring.flink_client(sd, rest_url) as client:
-        state = client.job(job_id).state
-        savepoint_on_record = record.stopped_with_savepoint if state != "RUNNING" else None
-        resume = savepoint_on_record is not None
-        if dry_run:
-            what = (f"restart {job_id} from its savepoint {savepoint_on_record}" if resume
-                    else f"stop {job_id} with a savepoint and restart it")
-            out.print(f"would {what} with interval {format_interval(new_ms)} "
-                      f"(now {format_interval(record.settings.interval_ms)})")
-            return
-        submitter = wiring.submitter(submission_path, client, sd)
-        if savepoint_on_record is not None:
-            start = time.monotonic()
-            new_job = submitter.submit(record.spec, settings, savepoint_on_record)
-            client.wait_until_running(new_job)
-            result = RestartResult(job_id, new_job, savepoint_on_record, 0.0, 0.0, time.monotonic() - start)
-        else:
-            if state != "RUNNING":
-                raise InvalidInput(f"job {job_id} is {state} and has no savepoint on record; nothing to restart from")
-            result = restart_with_settings(
-                client, submitter, job_id, record.spec, settings, wiring.savepoint_dir(sd),
-                on_savepoint=lambda location: store.save(replace(record, stopped_with_savepoint=location)),
-            )
-    store.save(JobRecord(result.new_job_id, record.spec, settings, restored_from=result.savepoint, io=record.io))
-    store.save(replace(record, stopped_with_savepoint=result.savepoint, replaced_by=result.new_job_id))
-    if as_json:
-        _print_json({**asdict(result), "resumed": resume})
-        return
-    how = "resumed from its savepoint" if resume else (
-        f"savepoint {result.savepoint_s:.2f} s, submitted {result.submitted_s:.2f} s,")
-    out.print(f"job {job_id} -> {result.new_job_id}: {how} all tasks RUNNING {result.running_s:.2f} s")
 
 
 # -- chaos ---------------------------------------------------------------------------------------

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import signal
-import threading
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -15,6 +13,7 @@ from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedCo
 from rich.table import Table
 
 from chronos.cli.common import AsJson, StackDir, err, finite, out, print_json, stack_dir_of
+from chronos.cli.graceful import graceful_stop
 from chronos.errors import InvalidInput
 from chronos.model import parse_interval_ms, path_safe
 from chronos.profiler.events import ProfileEvents
@@ -164,26 +163,15 @@ def profile_run(
         store.create_profile(profile_id, spec.name, int(time.time() * 1000), json.dumps(settings))
     study = ProfileStudy(f"sqlite:///{store.path}", profile_id, space, int(settings["seed"]))
     pool = wiring.profiling_pool(sd, profile_id, state, slots=spec.parallelism or 1)
-    stop = threading.Event()
-
-    def graceful(signum: int, _: object) -> None:
-        if stop.is_set():
-            raise KeyboardInterrupt  # a second Ctrl-C: the user does not want to wait
-        stop.set()
-        err.print("stopping: the runs in flight clean up their clusters (Ctrl-C again to abandon them)")
-
-    previous = {sig: signal.signal(sig, graceful) for sig in (signal.SIGINT, signal.SIGTERM)}
     columns = (TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[count]}"),
                TimeElapsedColumn(), TextColumn("{task.fields[status]}"))
-    with Progress(*columns, console=err, transient=False, disable=as_json) as progress:
+    with (graceful_stop(err.print, "stopping: the runs in flight clean up their clusters (Ctrl-C again to abandon "
+                                   "them)") as stop,
+          Progress(*columns, console=err, transient=False, disable=as_json) as progress):
         total = progress.add_task(f"profile {profile_id}", total=runs, status="", count=f"0/{runs or '-'} runs")
         slots = [progress.add_task(f"run {i + 1}: waiting", total=None, status="", count="") for i in range(parallel)]
-        try:
-            outcome = run_profile(plan, study, store, pool, limits, targets, stop=stop,
-                                  events=_Bars(progress, total, slots, runs))
-        finally:
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
+        outcome = run_profile(plan, study, store, pool, limits, targets, stop=stop,
+                              events=_Bars(progress, total, slots, runs))
     result = {"profile_id": profile_id, "db": str(store.path), **asdict(outcome)}
     if as_json:
         print_json(result)

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import signal
-import threading
 import time
-from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -14,6 +11,7 @@ from prometheus_client import CollectorRegistry
 from pydantic import ValidationError
 
 from chronos.cli.common import RestUrl, StackDir, err, finite, out, print_json, stack_dir_of
+from chronos.cli.graceful import graceful_stop
 from chronos.errors import InvalidInput, field_error
 from chronos.model import parse_interval_ms
 from chronos.yaml_files import read_mapping
@@ -101,10 +99,9 @@ def tune(
     from chronos.cli import wiring
     from chronos.cli.tune_view import TuneDisplay
     from chronos.metrics.exporter import Heartbeat, TuneMetrics, serve
-    from chronos.stack.job_records import JobRecord
     from chronos.tune.journal import TuneJournal
     from chronos.tune.loop import LoopSettings, TuneLoop
-    from chronos.tune.retune import Realizer, Retuner, TunedJob
+    from chronos.tune.retune import Realizer, TunedJob
 
     policy = build_policy(config, {
         "latency_p99_ms": None if latency_p99 is None else parse_interval_ms(latency_p99),
@@ -135,16 +132,7 @@ def tune(
             record, retuner = wiring.deployment_to_tune(client, flink_deployment, namespace, job_file, journal)
         else:
             record = wiring.job_to_tune(client, sd, job, journal)
-            records = wiring.job_records(sd)
-
-            def replaced(old: TunedJob, new: TunedJob, savepoint: str) -> None:
-                records.save(JobRecord(new.job_id, new.spec, new.settings, restored_from=savepoint, io=record.io))
-                previous = records.get(old.job_id)
-                if previous is not None:
-                    records.save(replace(previous, stopped_with_savepoint=savepoint, replaced_by=new.job_id))
-
-            retuner = Retuner(wiring.job_control(client, sd), journal, on_replaced=replaced,
-                              pause_after_savepoint_s=pause_after_savepoint)
+            retuner = wiring.retuner(client, sd, journal, record.io, pause_after_savepoint_s=pause_after_savepoint)
         book = wiring.model_book(db_path, record.spec.name, journal, policy.strategy,
                                  fit_timeout_s=parse_interval_ms(fit_timeout) / 1000)
         tuned = TunedJob(record.job_id, record.spec, record.settings)
@@ -153,32 +141,24 @@ def tune(
         metrics.set_targets(record.spec.name, policy.latency_p99_ms / 1000, policy.recovery_s)
         if metrics_port >= 0:
             server = serve(registry, metrics_port, metrics_address, heartbeat)
-        stop = threading.Event()
-
-        def graceful(signum: int, _: object) -> None:
-            if stop.is_set():
-                raise KeyboardInterrupt
-            stop.set()
-            err.print("stopping after the current step (a retune in flight is finished first)")
-
-        previous = {sig: signal.signal(sig, graceful) for sig in (signal.SIGINT, signal.SIGTERM)}
         display.start()
         started = time.monotonic()
         try:
-            if server is not None:
-                display.message(f"metrics on http://{metrics_address}:{server.port}/metrics")
-            display.message(f"tuning {record.spec.name} ({record.job_id}) at {record.settings.interval_ms / 1000:g} s: "
-                            f"p99 <= {policy.latency_p99_ms:g} ms, recovery <= {policy.recovery_s:g} s, "
-                            f"strategy {policy.strategy}{', dry run' if dry_run else ''}")
-            display.watching(tuned)
-            display.describe_models(book.models)
-            if book.last_fit_error is not None:
-                display.fit_failed(tuned, book.last_fit_error)
-            loop.start()
-            loop.run(stop, run_for)
+            with graceful_stop(err.print, "stopping after the current step (a retune in flight is finished first)") \
+                    as stop:
+                if server is not None:
+                    display.message(f"metrics on http://{metrics_address}:{server.port}/metrics")
+                display.message(f"tuning {record.spec.name} ({record.job_id}) at "
+                                f"{record.settings.interval_ms / 1000:g} s: p99 <= {policy.latency_p99_ms:g} ms, "
+                                f"recovery <= {policy.recovery_s:g} s, strategy {policy.strategy}"
+                                f"{', dry run' if dry_run else ''}")
+                display.watching(tuned)
+                display.describe_models(book.models)
+                if book.last_fit_error is not None:
+                    display.fit_failed(tuned, book.last_fit_error)
+                loop.start()
+                loop.run(stop, run_for)
         finally:
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
             display.stop()
             collector.close()
             if server is not None:

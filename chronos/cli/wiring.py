@@ -6,6 +6,7 @@ import json
 import os
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ from chronos.stack.service_account import ServiceAccount, account_of
 from chronos.stack.state import StackState, load_state
 from chronos.tune.fitting import ModelBook
 from chronos.tune.journal import TuneJournal
+from chronos.tune.retune import Retuner, TunedJob
 
 
 def default_stack_dir() -> Path:
@@ -233,8 +235,29 @@ def profiling_pool(stack_dir: Path, profile_id: str, state: StackState, slots: i
     return pool
 
 
-def job_control(client: FlinkRestClient, stack_dir: Path) -> RestJobControl:
-    return RestJobControl(client, submitter("rest", client, stack_dir), savepoint_dir(stack_dir))
+def job_control(client: FlinkRestClient, stack_dir: Path, path: str = "rest") -> RestJobControl:
+    return RestJobControl(client, submitter(path, client, stack_dir), savepoint_dir(stack_dir))
+
+
+def record_replacement(stack_dir: Path, io: JobIO | None) -> Callable[[TunedJob, TunedJob, str], None]:
+    """After a retune: the new job gets a record (spec, settings, the savepoint it came from, its io) and the
+    old one says what replaced it, so `--job OLD` follows to the job running now."""
+    records = job_records(stack_dir)
+
+    def replaced(old: TunedJob, new: TunedJob, savepoint: str) -> None:
+        records.save(JobRecord(new.job_id, new.spec, new.settings, restored_from=savepoint, io=io))
+        previous = records.get(old.job_id)
+        if previous is not None:
+            records.save(replace(previous, stopped_with_savepoint=savepoint, replaced_by=new.job_id))
+
+    return replaced
+
+
+def retuner(client: FlinkRestClient, stack_dir: Path, journal: TuneJournal, io: JobIO | None, path: str = "rest",
+            pause_after_savepoint_s: float = 0.0) -> Retuner:
+    """The one way a job on the local stack is retuned, by `chronos tune` and `chronos job retune` alike."""
+    return Retuner(job_control(client, stack_dir, path), journal, on_replaced=record_replacement(stack_dir, io),
+                   pause_after_savepoint_s=pause_after_savepoint_s)
 
 
 def tune_collector(client: FlinkRestClient, stack_dir: Path, record: JobRecord, latency_window_s: float,

@@ -16,8 +16,14 @@ from typing import Literal
 
 from chronos.sqlite_schema import VersionedDatabase
 
-Step = Literal["decided", "savepoint", "resubmitted", "verified", "rolled-back", "abandoned"]
+Step = Literal["decided", "savepoint", "resubmitted", "verified", "rolling-back", "rollback-resubmitted",
+               "rolled-back", "abandoned"]
 FINAL_STEPS: frozenset[str] = frozenset({"verified", "rolled-back", "abandoned"})
+# The steps of a retune on its way back to the previous interval, from the same savepoint: a failed submission
+# or a new job that died on restore sends it there (the journal says so in its step, not in a note).
+ROLLBACK_STEPS: frozenset[str] = frozenset({"rolling-back", "rollback-resubmitted", "rolled-back"})
+# The steps at which a savepoint is on record and a submission is the next thing to do.
+TO_SUBMIT: frozenset[str] = frozenset({"savepoint", "rolling-back"})
 
 MIGRATIONS: tuple[str, ...] = (
     """
@@ -62,6 +68,11 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (job_name, day)
     )
     """,
+    # v4: a rollback is a step of its own (it was a "rollback" prefix of the note).
+    """
+    UPDATE chronos_retunes SET step = 'rolling-back' WHERE step = 'savepoint' AND note LIKE 'rollback%';
+    UPDATE chronos_retunes SET step = 'rollback-resubmitted' WHERE step = 'resubmitted' AND note LIKE 'rollback%'
+    """,
 )
 # Decisions kept one by one; older ones live on as daily summaries (a decision every 30 s is ~2,900 rows a day).
 DECISION_RETENTION_MS = 14 * 86_400_000
@@ -88,6 +99,15 @@ class Retune:
     @property
     def finished(self) -> bool:
         return self.step in FINAL_STEPS
+
+    @property
+    def rolling_back(self) -> bool:
+        return self.step in ROLLBACK_STEPS
+
+    @property
+    def interval_to_submit_ms(self) -> int:
+        """The interval the next submission carries: the new one, or the previous one on the way back."""
+        return self.from_interval_ms if self.rolling_back else self.to_interval_ms
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,12 @@ The guarantees, and where each comes from:
 - never started twice: before every submission the cluster is asked for a live job of the same name
   started since the decision; if one exists (a submission whose reply was lost), it is adopted;
 - a failed resubmission is retried, with growing, jittered delays (a REST blip of a few seconds does not use
-  up every attempt), then the previous interval is resubmitted from the same savepoint.
+  up every attempt), then the previous interval is resubmitted from the same savepoint: the journal's step
+  says so (`rolling-back`), so a tuner that dies on the way back goes on back, not forward;
+- never a new interval unverified: a retune is `verified` only when Flink reports the new interval in force.
+
+Two callers, one path: `chronos tune` (a decision) and `chronos job retune` (a person), so a manual retune has
+the same crash safety, rollback and verification as the tuner's.
 """
 
 from __future__ import annotations
@@ -22,9 +27,8 @@ from typing import Literal, Protocol
 from chronos.backoff import Backoff
 from chronos.errors import ChronosError, FlinkRequestFailed
 from chronos.model import CheckpointSettings, JobSpec, format_interval
-from chronos.tune.journal import Retune, TuneJournal
+from chronos.tune.journal import TO_SUBMIT, Retune, Step, TuneJournal
 
-ROLLBACK = "rollback"
 SUBMIT_RETRY = Backoff(first_s=2.0, factor=2.0, max_s=30.0)  # 2, 4, 8 s (jittered) between resubmissions
 TERMINAL = frozenset({"FINISHED", "CANCELED", "FAILED"})
 
@@ -56,11 +60,14 @@ class RetuneOutcome:
     job: TunedJob  # the job running now
     outcome: Literal["verified", "rolled-back", "abandoned"]
     downtime_s: float | None  # stop request (or resume) -> every task RUNNING
+    savepoint_s: float | None = None  # stop request -> savepoint complete (None: not stopped by this call)
+    submitted_s: float | None = None  # stop request (or resume) -> the new job's id returned
 
 
 class Realizer(Protocol):
     """How a decided interval reaches the job: the local REST path (`Retuner`) or a Kubernetes
-    FlinkDeployment patch (`chronos.k8s.flink_deployment.DeploymentRealizer`). Both journal every step."""
+    FlinkDeployment patch (`chronos.k8s.flink_deployment.DeploymentRealizer`). Both journal every step;
+    `resume` finishes (or rolls back, or abandons) what a predecessor left."""
 
     def retune(self, job: TunedJob, to_ms: int, explanation: str) -> RetuneOutcome: ...
     def resume(self, entry: Retune, job: TunedJob) -> RetuneOutcome: ...
@@ -112,10 +119,20 @@ class Retuner:
                                               note="the stop failed; the job kept running")
                 return RetuneOutcome(entry, job, "abandoned", None)
             savepoint = self._savepoint_of_stopped(job.job_id)
+        savepoint_s = self._clock() - start
         entry = self._journal.advance(entry.retune_id, "savepoint", self._wall_ms(), savepoint=savepoint)
         if self._pause_after_savepoint_s:
             self._sleep(self._pause_after_savepoint_s)
-        return self._finish(entry, job, start)
+        return replace(self._finish(entry, job, start), savepoint_s=savepoint_s)
+
+    def restart_stopped(self, job: TunedJob, to_ms: int, savepoint: str, explanation: str) -> RetuneOutcome:
+        """A job already stopped with `savepoint` (by `chronos job stop`, or by hand) started again with `to_ms`:
+        journaled like any retune from its savepoint step on."""
+        entry = self._journal.open_retune(job.spec.name, job.job_id, job.settings.interval_ms, to_ms,
+                                          self._wall_ms(), explanation)
+        entry = self._journal.advance(entry.retune_id, "savepoint", self._wall_ms(), savepoint=savepoint,
+                                      note="the job was already stopped with this savepoint")
+        return self._finish(entry, job, self._clock())
 
     def resume(self, entry: Retune, job: TunedJob) -> RetuneOutcome:
         """Finish (or roll back) a retune a previous tuner left unfinished. `job` is the job it retuned."""
@@ -152,62 +169,65 @@ class Retuner:
                 if jid != entry.old_job_id and started >= entry.decided_ms]
         return max(live, key=lambda j: j[1])[0] if live else None
 
-    def _settings(self, job: TunedJob, entry: Retune) -> CheckpointSettings:
-        rolled_back = entry.note.startswith(ROLLBACK)
-        return replace(job.settings, interval_ms=entry.from_interval_ms if rolled_back else entry.to_interval_ms)
-
     def _submit(self, entry: Retune, job: TunedJob) -> Retune:
-        assert entry.savepoint is not None
+        """From a savepoint step to a resubmitted one: the new interval up to `attempts` times, then the previous
+        one (the step turns to `rolling-back` first, so a crash in between goes on back)."""
+        savepoint = entry.savepoint
+        assert savepoint is not None
         failures: list[str] = []
-        plans = [(entry.to_interval_ms, None)] * self._attempts + [(entry.from_interval_ms, ROLLBACK)]
-        if entry.note.startswith(ROLLBACK):
-            plans = [(entry.from_interval_ms, ROLLBACK)] * self._attempts
-        for attempt, (interval_ms, note) in enumerate(plans):
+        forward = 0 if entry.rolling_back else self._attempts
+        for attempt in range(forward + self._attempts):
+            if attempt == forward and not entry.rolling_back:
+                entry = self._journal.advance(entry.retune_id, "rolling-back", self._wall_ms(),
+                                              note=f"{forward} submissions failed; back to the previous interval")
             if attempt:
                 self._sleep(self._retry.delay(attempt, self._rng))
+            done: Step = "rollback-resubmitted" if entry.rolling_back else "resubmitted"
             adopted = self._adoptable(entry)
             if adopted is not None:
-                return self._journal.advance(entry.retune_id, "resubmitted", self._wall_ms(), new_job_id=adopted,
-                                             note=f"{note or ''}adopted {adopted}, submitted before a crash".strip())
+                return self._journal.advance(entry.retune_id, done, self._wall_ms(), new_job_id=adopted,
+                                             note=f"adopted {adopted}, submitted before a crash")
+            settings = replace(job.settings, interval_ms=entry.interval_to_submit_ms)
             try:
-                new_job = self._control.submit(job.spec, replace(job.settings, interval_ms=interval_ms), entry.savepoint)
+                new_job = self._control.submit(job.spec, settings, savepoint)
             except ChronosError as exc:
                 failures.append(str(exc))
-                entry = self._journal.advance(entry.retune_id, "savepoint", self._wall_ms(), attempted=True,
+                waiting: Step = "rolling-back" if entry.rolling_back else "savepoint"
+                entry = self._journal.advance(entry.retune_id, waiting, self._wall_ms(), attempted=True,
                                               note=f"submission failed: {exc}"[:500])
                 continue
-            return self._journal.advance(entry.retune_id, "resubmitted", self._wall_ms(), new_job_id=new_job,
-                                         attempted=True, note=note or "")
+            return self._journal.advance(entry.retune_id, done, self._wall_ms(), new_job_id=new_job, attempted=True)
         raise FlinkRequestFailed(f"could not resubmit {entry.job_name} from {entry.savepoint} "
                                  f"({len(failures)} attempts; last: {failures[-1] if failures else '?'}); "
                                  "the savepoint is journaled: run `chronos tune` again to retry")
 
     def _finish(self, entry: Retune, job: TunedJob, start: float) -> RetuneOutcome:
+        submitted_s = None
         for _ in range(self._attempts + 2):
-            if entry.step == "savepoint":
+            if entry.step in TO_SUBMIT:
                 entry = self._submit(entry, job)
+                submitted_s = self._clock() - start
             new_job_id, savepoint = entry.new_job_id, entry.savepoint
             assert new_job_id is not None and savepoint is not None
-            settings = self._settings(job, entry)
+            settings = replace(job.settings, interval_ms=entry.interval_to_submit_ms)
             try:
                 self._control.wait_until_running(new_job_id, self._running_timeout_s)
             except ChronosError as exc:
                 if self._control.state(new_job_id) not in TERMINAL:
                     raise
                 # It died on restore: back to the savepoint, and from it with the previous interval.
-                entry = self._journal.advance(entry.retune_id, "savepoint", self._wall_ms(),
-                                              note=f"{ROLLBACK}: {new_job_id} failed ({exc})"[:500])
+                entry = self._journal.advance(entry.retune_id, "rolling-back", self._wall_ms(),
+                                              note=f"{new_job_id} failed on restore ({exc})"[:500])
                 continue
             downtime = self._clock() - start
             in_force = self._control.interval_ms(new_job_id)
-            rolled_back = entry.note.startswith(ROLLBACK)
-            step: Literal["verified", "rolled-back"] = "rolled-back" if rolled_back else "verified"
+            step: Literal["verified", "rolled-back"] = "rolled-back" if entry.rolling_back else "verified"
             if in_force != settings.interval_ms:
                 raise FlinkRequestFailed(f"job {new_job_id} runs with interval {format_interval(in_force)}, "
                                          f"not the {format_interval(settings.interval_ms)} submitted")
             entry = self._journal.advance(entry.retune_id, step, self._wall_ms(), downtime_s=downtime)
             new = TunedJob(new_job_id, job.spec, settings)
             self._on_replaced(job, new, savepoint)
-            return RetuneOutcome(entry, new, step, downtime)
+            return RetuneOutcome(entry, new, step, downtime, submitted_s=submitted_s)
         raise FlinkRequestFailed(f"retune {entry.retune_id} of {entry.job_name} kept failing; "
                                  f"its savepoint {entry.savepoint} is journaled")

@@ -238,11 +238,14 @@ def test_a_retune_that_fails_is_finished_from_the_journal_later_with_nothing_dec
     retries = [m for m in recorder.messages if "retune failed" in m and "will be finished in" in m]
     delays = [float(m.split("will be finished in ")[1].split(" s")[0]) for m in retries]
     assert len(retries) >= 3 and delays == sorted(delays), "tried again, less and less often"
-    assert journal.retunes()[-1].step == "savepoint", "stopped, with its savepoint journaled"
+    stopped = journal.retunes()[-1]
+    assert stopped.step == "rolling-back" and stopped.savepoint, "stopped, its savepoint journaled, on its way back"
     assert [d.action for d in recorder.decisions[decided_before:]].count("retune") == 1, "no other decision meanwhile"
     cluster.failing_submissions = 0
     run_for(loop, clock, 1300)
-    assert journal.retunes()[-1].step == "verified" and cluster.live() == [loop.state.job.job_id]
+    assert journal.retune(stopped.retune_id).step == "rolled-back", "back at the interval that ran before, from its savepoint"
+    assert journal.retunes()[-1].finished
+    assert cluster.live() == [loop.state.job.job_id]
     assert not recorder.failures, "the stopped job awaiting its resubmission is not a failure"
 
 

@@ -129,3 +129,43 @@ def test_the_journal_refuses_a_file_that_is_not_a_database(tmp_path: Path) -> No
 
     with pytest.raises(InvalidInput, match="not a chronos tune database"):
         TuneJournal(bad)
+
+
+def test_a_tuner_killed_on_the_way_back_goes_on_back_not_forward(setup: Setup) -> None:
+    cluster, journal, job = setup
+    cluster.failing_submissions = 3
+
+    class DiesRollingBack(Retuner):
+        def _adoptable(self, entry):  # type: ignore[no-untyped-def]
+            if entry.rolling_back:
+                raise Crash
+            return super()._adoptable(entry)
+
+    with pytest.raises(Crash):
+        DiesRollingBack(cluster, journal, wall_ms=cluster.tick, sleep=lambda s: None).retune(job, 10_000, "")
+    pending = journal.unfinished(SPEC.name)
+    assert pending is not None and pending.step == "rolling-back" and pending.interval_to_submit_ms == 30_000
+    outcome = retuner(cluster, journal).resume(pending, job)
+    assert outcome.outcome == "rolled-back" and cluster.jobs[outcome.job.job_id].interval_ms == 30_000
+
+
+def test_a_job_already_stopped_with_a_savepoint_is_started_again_through_the_journal(setup: Setup) -> None:
+    cluster, journal, job = setup
+    savepoint = cluster.stop_with_savepoint(job.job_id)
+    outcome = retuner(cluster, journal).restart_stopped(job, 10_000, savepoint, "by hand")
+    assert outcome.outcome == "verified" and cluster.jobs[outcome.job.job_id].restored_from == savepoint
+    assert [(r.step, r.savepoint) for r in journal.retunes()] == [("verified", savepoint)]
+
+
+def test_a_journal_from_before_rollback_steps_reads_its_rollbacks_as_steps(tmp_path: Path) -> None:
+    from chronos.sqlite_schema import VersionedDatabase
+    from chronos.tune.journal import MIGRATIONS
+
+    old = VersionedDatabase(tmp_path / "old.db", "chronos_tune_meta", MIGRATIONS[:3], "tune")
+    with old.transaction() as db:
+        for step, note in (("savepoint", "rollback: j2 failed"), ("resubmitted", "rollback"), ("savepoint", "")):
+            db.execute("INSERT INTO chronos_retunes (job_name, old_job_id, from_interval_ms, to_interval_ms, step, "
+                       "decided_ms, updated_ms, note) VALUES ('j', 'j1', 30000, 10000, ?, 0, 0, ?)", (step, note))
+    old.close()
+    steps = [(r.step, r.interval_to_submit_ms) for r in TuneJournal(tmp_path / "old.db").retunes()]
+    assert steps == [("rolling-back", 30_000), ("rollback-resubmitted", 30_000), ("savepoint", 10_000)]
