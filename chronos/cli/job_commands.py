@@ -189,12 +189,13 @@ def job_retune(
     rest_url: RestUrl = None,
     as_json: AsJson = False,
 ) -> None:
-    """Stop-with-savepoint and restart a job with a new checkpoint interval, journaled like `chronos tune`'s
-    retunes: verified (the new interval in force), rolled back to the previous interval from the same savepoint
-    if the new one cannot run, and resumable.
+    """Stop-with-savepoint and restart a job with a new checkpoint interval, journaled like `chronos tune`'s.
 
-    Resumable: a retune interrupted anywhere (this command or `chronos tune` killed) is finished first, from
-    the journal; a job already stopped with a savepoint (`chronos job stop`) is restarted from that savepoint.
+    Verified (the new interval in force); rolled back from the same savepoint if the new one cannot run.
+
+    Resumable: an interrupted retune of the job is finished first, from the journal.
+
+    A job stopped with a savepoint (`chronos job stop`) is restarted from it.
     """
     from chronos.cli import wiring
     from chronos.tune.journal import TuneJournal

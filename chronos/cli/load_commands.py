@@ -1,0 +1,116 @@
+"""`chronos load`: the vehicle-event load generator, in the foreground or as a stack-managed helper."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from chronos.cli.common import Bootstrap, StackDir, err, finite, out, say_stale
+from chronos.cli.common import stack_dir_of as _stack_dir
+from chronos.cli.graceful import graceful_stop
+from chronos.errors import InvalidInput
+
+load_app = typer.Typer(help="The load generator (vehicle events into Kafka).", no_args_is_help=True)
+
+
+def _profile(kind: str, rate: float, to: float | None, at: float, amplitude: float, period: float,
+             trace: Path | None) -> Any:
+    from chronos.jobs.rates import ConstantRate, SineRate, StepRate, load_trace
+
+    if rate < 0:
+        raise InvalidInput(f"invalid rate {rate}: it cannot be negative")
+    if kind == "constant":
+        return ConstantRate(rate)
+    if kind == "step":
+        if to is None:
+            raise InvalidInput("--profile step needs --to (the rate after the step)")
+        return StepRate(rate, to, at)
+    if kind == "sine":
+        if period <= 0:
+            raise InvalidInput("--period must be positive")
+        return SineRate(rate, amplitude, period)
+    if kind == "csv":
+        if trace is None:
+            raise InvalidInput("--profile csv needs --trace FILE (rows: seconds,events_per_second)")
+        return load_trace(trace)
+    raise InvalidInput(f"unknown profile {kind!r}: choose constant, step, sine or csv")
+
+
+@load_app.command("run")
+def load_run(
+    rate: Annotated[float, typer.Option(parser=finite, help="Events/s (the mean for sine, the start for step).")] = 1000.0,
+    profile: Annotated[str, typer.Option(help="constant | step | sine | csv")] = "constant",
+    to: Annotated[float | None, typer.Option(parser=finite, help="step: rate after the step.")] = None,
+    at: Annotated[float, typer.Option(parser=finite, help="step: seconds until the step.")] = 60.0,
+    amplitude: Annotated[float, typer.Option(parser=finite, help="sine: amplitude in events/s.")] = 0.0,
+    period: Annotated[float, typer.Option(parser=finite, help="sine: period in seconds.")] = 600.0,
+    trace: Annotated[Path | None, typer.Option(help="csv: file of seconds,events_per_second rows.")] = None,
+    duration: Annotated[float | None, typer.Option(parser=finite, help="Seconds to run \\[default: until stopped].")] = None,
+    count: Annotated[int | None, typer.Option(help="Stop after this many events.")] = None,
+    vehicles: Annotated[int, typer.Option(help="Fleet size (keyed state grows with it).")] = 1000,
+    workers: Annotated[int, typer.Option(help="Producer processes (one tops out near 8k events/s).")] = 1,
+    seed: Annotated[int, typer.Option(help="Seed of the fleet's random walk.")] = 0,
+    topic: Annotated[str, typer.Option(help="Input topic.")] = "vehicle-events",
+    close_windows: Annotated[bool, typer.Option(help="End with a watermark flush so all windows close.")] = False,
+    background: Annotated[bool, typer.Option(help="Run as a stack-managed background process.")] = False,
+    stack_dir: StackDir = None,
+    bootstrap: Bootstrap = None,
+) -> None:
+    """Produce vehicle events at a controlled rate and report the achieved rate."""
+    from chronos.cli import wiring
+    from chronos.jobs.fleet import VehicleFleet
+    from chronos.jobs.loadgen import KafkaEventSink, LoadProgress, run_load
+    from chronos.jobs.parallel_load import LoadPlan, run_parallel_load
+    from chronos.stack.helpers import start_helper
+
+    shape = _profile(profile, rate, to, at, amplitude, period, trace)
+    if vehicles < 1:
+        raise InvalidInput("--vehicles must be at least 1")
+    if not 1 <= workers <= vehicles:
+        raise InvalidInput("--workers must be between 1 and --vehicles")
+    sd = _stack_dir(stack_dir)
+    servers = wiring.bootstrap(sd, bootstrap)
+    if background:
+        wiring.require_stack(sd)
+        args = ["load", "run", "--rate", str(rate), "--profile", profile, "--at", str(at),
+                "--amplitude", str(amplitude), "--period", str(period), "--vehicles", str(vehicles),
+                "--workers", str(workers), "--seed", str(seed), "--topic", topic, "--bootstrap", servers, "--stack-dir", str(sd)]
+        for flag, value in (("--to", to), ("--trace", trace), ("--duration", duration), ("--count", count)):
+            if value is not None:
+                args += [flag, str(value)]
+        if close_windows:
+            args.append("--close-windows")
+        pid = start_helper(sd, "load", args)
+        out.print(f"load generator running in the background (pid {pid}); stop it with `chronos load stop`")
+        return
+    end = duration if duration is not None else (None if count is not None else float("inf"))
+    run_id = f"s{seed}-{int(time.time())}"
+
+    def progress(p: LoadProgress) -> None:
+        err.print(f"{p.elapsed_s:7.1f} s  sent {p.sent:>10,}  target {p.target_rate:8.0f}/s  achieved {p.achieved_rate:8.0f}/s")
+
+    with graceful_stop(second_aborts=False) as stop:
+        if workers > 1:
+            plan = LoadPlan(servers, topic, shape, vehicles, seed, run_id, end, count, workers)
+            report = run_parallel_load(plan, on_progress=progress, should_stop=stop.is_set, close_windows=close_windows)
+        else:
+            sink = KafkaEventSink(servers, topic)
+            try:
+                report = run_load(sink, VehicleFleet(vehicles, seed=seed, run_id=run_id), shape, duration_s=end,
+                                  max_events=count, on_progress=progress, should_stop=stop.is_set,
+                                  close_windows=close_windows)
+            finally:
+                sink.close()
+    out.print(f"sent {report.sent:,} events in {report.elapsed_s:.1f} s: {report.achieved_rate:,.0f} events/s achieved")
+
+
+@load_app.command("stop")
+def load_stop(stack_dir: StackDir = None) -> None:
+    """Stop the background load generator."""
+    from chronos.stack.helpers import stop_helper
+
+    stopped = stop_helper(_stack_dir(stack_dir), "load", say_stale)
+    out.print("stopped the load generator" if stopped else "no load generator was running")
