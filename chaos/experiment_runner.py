@@ -12,6 +12,7 @@ from typing import Protocol
 from chronos.chaos.experiment import Action, Experiment, HypothesisResult, check_hypothesis
 from chronos.chaos.faults import FaultInjector
 from chronos.chaos.measure import SignalSource, measure_recovery
+from chronos.clock import wall_ms
 from chronos.model import DeliveryCheck, RecoveryMeasurement, SignalSample
 
 
@@ -54,7 +55,7 @@ def run_experiment(
     sample_every_s: float = 0.5,
     hold_s: float = 15.0,
     timeout_s: float = 300.0,
-    wall_ms: Callable[[], int] = lambda: int(time.time() * 1000),
+    wall_ms: Callable[[], int] = wall_ms,
     sleep: Callable[[float], None] = time.sleep,
     on_event: Callable[[JournalEvent], None] = lambda e: None,
 ) -> ExperimentResult:

@@ -12,6 +12,7 @@ from chronos.chaos.faults import FaultInjector
 from chronos.chaos.recovery import analyse_recovery
 from chronos.chaos.steady_state import learn_steady_state
 from chronos.chaos.timing import FiringStrategy
+from chronos.clock import wall_ms
 from chronos.model import CheckpointHistory, RecoveryMeasurement, SignalSample
 
 
@@ -31,7 +32,7 @@ def measure_recovery(
     sample_every_s: float = 0.5,
     hold_s: float = 15.0,
     timeout_s: float = 300.0,
-    wall_ms: Callable[[], int] = lambda: int(time.time() * 1000),
+    wall_ms: Callable[[], int] = wall_ms,
     sleep: Callable[[float], None] = time.sleep,
     on_sample: Callable[[SignalSample], None] = lambda s: None,
 ) -> RecoveryMeasurement:

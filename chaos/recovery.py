@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from chronos.chaos.steady_state import SteadyState
+from chronos.chaos.steady_state import SteadyBands
 from chronos.model import SignalSample
 
 
@@ -34,7 +34,7 @@ class RecoveryPhases:
 def analyse_recovery(
     fault_ms: int,
     after_fault: Sequence[SignalSample],
-    steady: SteadyState,
+    steady: SteadyBands,
     hold_ms: int = 15_000,
     timeout_ms: int = 600_000,
 ) -> RecoveryPhases:

@@ -31,7 +31,10 @@ class Band:
 
 
 @dataclass(frozen=True)
-class SteadyState:
+class SteadyBands:
+    """What "steady" meant before a fault, as bands learned from the readings (not the figures a profile
+    stores: `chronos.profiler.records.SteadyState`); recovery is the first moment back inside them."""
+
     throughput: Band | None
     lag: Band | None
     p99_ms: Band | None
@@ -52,7 +55,7 @@ class SteadyState:
         return self.p99_ms is None or sample.p99_ms is None or self.p99_ms.contains(sample.p99_ms)
 
 
-KEEPING_UP = SteadyState(throughput=None, lag=None, p99_ms=None, keeping_up=Band(0.9, 1.1))
+KEEPING_UP = SteadyBands(throughput=None, lag=None, p99_ms=None, keeping_up=Band(0.9, 1.1))
 """The steady state when none could be learned: reading what arrives, within 10 % (a catch-up burst is not it)."""
 
 
@@ -66,7 +69,7 @@ def _band(values: Sequence[float], k: float, min_share: float, two_sided: bool, 
 def learn_steady_state(
     before_fault: Sequence[SignalSample], k: float = 4.0, min_share: float = 0.1, min_samples: int = 5,
     min_latency_samples: int = 2,
-) -> SteadyState:
+) -> SteadyBands:
     """Bands for every signal with enough readings in the pre-fault window. Latency arrives in bursts
     (one per checkpoint commit), so a window of a few intervals holds only a few readings of it."""
     def values(name: str) -> list[float]:
@@ -80,7 +83,7 @@ def learn_steady_state(
     # Lag is counted in records, so its floor is half a second of the learned input rate: a quiet
     # baseline must not make a lag that a fraction of a second of input explains look like an anomaly.
     lag_floor = 0.5 * statistics.median(throughput) if len(throughput) >= min_samples else 100.0
-    return SteadyState(
+    return SteadyBands(
         throughput=_band(throughput, k, min_share, True, 1.0) if len(throughput) >= min_samples else None,
         lag=_band(lag, k, min_share, False, max(100.0, lag_floor)) if len(lag) >= min_samples else None,
         p99_ms=_band(p99, k, min_share, False, 50.0) if len(p99) >= min_latency_samples else None,

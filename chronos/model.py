@@ -160,6 +160,9 @@ class CheckpointHistory:
 
 
 # The sources a live reading is made of; a failure of one is said per source.
+# Flink job states from which a job never runs again (JobStatus.isGloballyTerminalState).
+TERMINAL_STATES: frozenset[str] = frozenset({"FINISHED", "CANCELED", "FAILED"})
+
 SOURCES = ("flink-rest", "kafka", "reporter", "latency", "collector")
 
 

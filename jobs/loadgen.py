@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
+from chronos.clock import wall_ms
 from chronos.errors import KafkaUnavailable
 from chronos.jobs.fleet import VehicleFleet, flush_event
 from chronos.jobs.kafka_bootstrap import require_reachable
@@ -52,7 +53,7 @@ def run_load(
     duration_s: float | None = None,
     max_events: int | None = None,
     clock: Callable[[], float] = time.monotonic,
-    wall_ms: Callable[[], int] = lambda: int(time.time() * 1000),
+    wall_ms: Callable[[], int] = wall_ms,
     sleep: Callable[[float], None] = time.sleep,
     on_progress: Callable[[LoadProgress], None] | None = None,
     report_every_s: float = 1.0,

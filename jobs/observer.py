@@ -10,6 +10,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from chronos.clock import wall_ms
 from chronos.jobs.latency import LatencySnapshot, LatencyWindow
 from chronos.jobs.output import committed_records
 
@@ -43,7 +44,7 @@ def observe(
     every_s: float = 1.0,
     duration_s: float | None = None,
     clock: Callable[[], float] = time.monotonic,
-    wall_ms: Callable[[], int] = lambda: int(time.time() * 1000),
+    wall_ms: Callable[[], int] = wall_ms,
     should_stop: Callable[[], bool] = lambda: False,
 ) -> LatencySnapshot:
     start = last = clock()

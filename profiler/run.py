@@ -20,6 +20,7 @@ from typing import Protocol
 from chronos.chaos.faults import FaultInjector
 from chronos.chaos.measure import measure_recovery
 from chronos.chaos.timing import WorstCase
+from chronos.clock import wall_ms
 from chronos.flink.distribution import find_distribution
 from chronos.flink.rest import FlinkRestClient
 from chronos.flink.submit import RestSubmitter
@@ -83,7 +84,7 @@ def execute_run(
     *,
     stop: threading.Event,
     on_phase: Callable[[str], None] = lambda phase: None,
-    wall_ms: Callable[[], int] = lambda: int(time.time() * 1000),
+    wall_ms: Callable[[], int] = wall_ms,
 ) -> ProfileRun:
     run_id = f"t{trial_number}-{uuid.uuid4().hex[:8]}"  # names the copy's topics, group and cluster directory
     started = wall_ms()

@@ -7,9 +7,7 @@ from pathlib import Path
 from chronos.errors import UnknownJob
 from chronos.flink.rest import FlinkRestClient
 from chronos.flink.submit import JobSubmitter
-from chronos.model import CheckpointSettings, JobSpec
-
-TERMINAL = frozenset({"FINISHED", "CANCELED", "FAILED"})
+from chronos.model import TERMINAL_STATES, CheckpointSettings, JobSpec
 
 
 class RestJobControl:
@@ -41,4 +39,4 @@ class RestJobControl:
         return self._client.checkpoint_config(job_id).interval
 
     def live_jobs(self, name: str) -> list[tuple[str, int]]:
-        return [(j.jid, j.start_time) for j in self._client.jobs() if j.name == name and j.state not in TERMINAL]
+        return [(j.jid, j.start_time) for j in self._client.jobs() if j.name == name and j.state not in TERMINAL_STATES]

@@ -29,6 +29,7 @@ from chronos.flink.replies import (
     TaskManagers,
     VertexLoad,
 )
+from chronos.model import TERMINAL_STATES
 
 R = TypeVar("R", bound=BaseModel)
 _JAR_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*\.jar$")  # Flink's "<uuid>_<file name>"
@@ -207,7 +208,7 @@ class FlinkRestClient:
                 if accept(detail):
                     return detail
                 state = detail.state
-                if detail.state in {"FAILED", "CANCELED", "FINISHED"}:
+                if detail.state in TERMINAL_STATES:
                     raise FlinkRequestFailed(f"job {job_id} is {detail.state} while waiting until {what}")
             if self._clock() >= deadline:
                 raise FlinkRequestFailed(f"job {job_id} not {what} after {timeout_s:.0f} s (state {state})")

@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal, Protocol
 
+from chronos.clock import wall_ms
 from chronos.errors import ChronosError, InvalidInput
 from chronos.k8s.kube_config import REQUEST_TIMEOUT, kube_call, load_kube_config
 from chronos.model import format_interval, parse_interval_ms
@@ -127,7 +128,7 @@ class DeploymentRealizer:
         journal: TuneJournal,
         *,
         interval_in_force: Callable[[str], int] | None = None,
-        wall_ms: Callable[[], int] = lambda: int(time.time() * 1000),
+        wall_ms: Callable[[], int] = wall_ms,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
         upgrade_timeout_s: float = 600.0,

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from chronos.clock import wall_ms
 from chronos.errors import ChronosError
 from chronos.k8s.kube_config import REQUEST_TIMEOUT, kube_call
 from chronos.model import FaultRecord
@@ -71,7 +72,7 @@ class DeleteTaskManagerPod:
 
     def __init__(self, api: PodApi, namespace: str, deployment: str, *, label_selector: str | None = None,
                  pick: str = "oldest", seed: int = 0, grace_period_s: int = 0,
-                 wall_ms: Callable[[], int] = lambda: int(time.time() * 1000)) -> None:
+                 wall_ms: Callable[[], int] = wall_ms) -> None:
         if pick not in {"oldest", "random"}:
             raise ValueError("pick is 'oldest' or 'random'")
         self._api = api

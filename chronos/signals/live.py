@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 import httpx
 
+from chronos.clock import wall_ms
 from chronos.errors import ChronosError
 from chronos.flink.prometheus_scrape import SOURCE_METRICS, PromSample, scrape, source_offsets, source_records_out
 from chronos.flink.rest import FlinkRestClient
@@ -47,7 +48,7 @@ class LiveSignals:
         input_topic: str,
         output_topic: str,
         reporter_urls: list[str],
-        wall_ms: Callable[[], int] = lambda: int(time.time() * 1000),
+        wall_ms: Callable[[], int] = wall_ms,
         clock: Callable[[], float] = time.monotonic,
         timestamp_field: str = "max_created_ms",
         consumer_factory: Callable[[str, str], Any] = lambda bootstrap, topic: committed_consumer(

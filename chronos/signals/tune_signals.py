@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Protocol, TypeVar
 
 from chronos.backoff import Backoff, SourceGate
+from chronos.clock import wall_ms
 from chronos.flink.prometheus_scrape import PromSample
 from chronos.flink.replies import CheckpointConfigReply, CheckpointStats, ExceptionsReply
 from chronos.model import SOURCES, SourceFailure, describe
@@ -51,7 +52,7 @@ class CheckpointReads(Protocol):
 class KafkaJobCollector:
     def __init__(self, signals: JobSignals, client: CheckpointReads, latency_window_s: float,
                  latency: LatencySource | None = None, clock: Callable[[], float] = time.monotonic,
-                 wall_ms: Callable[[], int] = lambda: int(time.time() * 1000), seed: int = 0,
+                 wall_ms: Callable[[], int] = wall_ms, seed: int = 0,
                  backoff: Backoff = SOURCE_BACKOFF) -> None:
         self._signals = signals
         if latency is None:

@@ -19,7 +19,7 @@ from collections import deque
 from dataclasses import dataclass
 
 from chronos.chaos.recovery import analyse_recovery
-from chronos.chaos.steady_state import KEEPING_UP, SteadyState, learn_steady_state
+from chronos.chaos.steady_state import KEEPING_UP, SteadyBands, learn_steady_state
 from chronos.model import SignalSample
 from chronos.tune.readings import LiveReading
 
@@ -39,7 +39,7 @@ class FailureWatch:
         self._timeout_ms = int(timeout_s * 1000)
         self._before: deque[LiveReading] = deque(maxlen=history)
         self._after: list[LiveReading] = []
-        self._failure: tuple[int, SteadyState | None, int, float] | None = None  # (at, steady, interval, rate)
+        self._failure: tuple[int, SteadyBands | None, int, float] | None = None  # (at, steady, interval, rate)
         self._known_failure_ms: int | None = None
         self._baseline_set = False
 
@@ -81,7 +81,7 @@ class FailureWatch:
         return self._follow(reading)
 
     def _start(self, at_ms: int, reading: LiveReading) -> None:
-        steady: SteadyState | None
+        steady: SteadyBands | None
         try:
             steady = learn_steady_state([r.sample() for r in self._before if not _stalled(r)])
         except ValueError:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from chronos.backoff import Backoff
+from chronos.clock import wall_ms
 from chronos.model import SourceFailure, describe
 from chronos.optimizer.decide import Decision, decide
 from chronos.optimizer.evaluate import Evaluation, JobModels, TuneHistory, evaluate
@@ -97,7 +98,7 @@ class TuneLoop:
         observer: TuneObserver,
         settings: LoopSettings = LoopSettings(),
         clock: Callable[[], float] = time.monotonic,
-        wall_ms: Callable[[], int] = lambda: int(time.time() * 1000),
+        wall_ms: Callable[[], int] = wall_ms,
     ) -> None:
         self._policy = policy
         self._wall_ms = wall_ms

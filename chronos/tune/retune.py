@@ -25,12 +25,12 @@ from dataclasses import dataclass, replace
 from typing import Literal, Protocol
 
 from chronos.backoff import Backoff
+from chronos.clock import wall_ms
 from chronos.errors import ChronosError, FlinkRequestFailed
-from chronos.model import CheckpointSettings, JobSpec, format_interval
+from chronos.model import TERMINAL_STATES, CheckpointSettings, JobSpec, format_interval
 from chronos.tune.journal import TO_SUBMIT, Retune, Step, TuneJournal
 
 SUBMIT_RETRY = Backoff(first_s=2.0, factor=2.0, max_s=30.0)  # 2, 4, 8 s (jittered) between resubmissions
-TERMINAL = frozenset({"FINISHED", "CANCELED", "FAILED"})
 
 
 class JobControl(Protocol):
@@ -83,7 +83,7 @@ class Retuner:
         control: JobControl,
         journal: TuneJournal,
         *,
-        wall_ms: Callable[[], int] = lambda: int(time.time() * 1000),
+        wall_ms: Callable[[], int] = wall_ms,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
         submit_attempts: int = 3,
@@ -114,7 +114,7 @@ class Retuner:
         try:
             savepoint = self._control.stop_with_savepoint(job.job_id)
         except ChronosError:
-            if self._control.state(job.job_id) not in TERMINAL:
+            if self._control.state(job.job_id) not in TERMINAL_STATES:
                 entry = self._journal.advance(entry.retune_id, "abandoned", self._wall_ms(),
                                               note="the stop failed; the job kept running")
                 return RetuneOutcome(entry, job, "abandoned", None)
@@ -139,7 +139,7 @@ class Retuner:
         start = self._clock()
         if entry.step == "decided":
             state = self._settled_state(entry.old_job_id)
-            if state not in TERMINAL:
+            if state not in TERMINAL_STATES:
                 entry = self._journal.advance(entry.retune_id, "abandoned", self._wall_ms(),
                                               note="found the job still running: the stop never happened")
                 return RetuneOutcome(entry, job, "abandoned", None)
@@ -152,7 +152,7 @@ class Retuner:
         """A stop in flight when the last tuner died finishes on its own: wait for it briefly."""
         deadline = self._clock() + self._settle_timeout_s
         state = self._control.state(job_id)
-        while state not in TERMINAL and self._clock() < deadline:
+        while state not in TERMINAL_STATES and self._clock() < deadline:
             self._sleep(0.5)
             state = self._control.state(job_id)
         return state
@@ -213,7 +213,7 @@ class Retuner:
             try:
                 self._control.wait_until_running(new_job_id, self._running_timeout_s)
             except ChronosError as exc:
-                if self._control.state(new_job_id) not in TERMINAL:
+                if self._control.state(new_job_id) not in TERMINAL_STATES:
                     raise
                 # It died on restore: back to the savepoint, and from it with the previous interval.
                 entry = self._journal.advance(entry.retune_id, "rolling-back", self._wall_ms(),

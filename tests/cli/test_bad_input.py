@@ -4,29 +4,13 @@ from __future__ import annotations
 
 import os
 import socket
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from chronos.stack.ports import free_ports
 from chronos.stack.state import StackState
-
-
-def chronos(*args: str, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "chronos.cli.main", *args], capture_output=True, text=True,
-                          env=env, timeout=timeout, stdin=subprocess.DEVNULL)
-
-
-def assert_one_line_error(done: subprocess.CompletedProcess[str], *needles: str) -> None:
-    assert done.returncode != 0, done.stdout
-    assert "Traceback" not in done.stderr + done.stdout
-    lines = [ln for ln in done.stderr.splitlines() if ln.strip()]
-    errors = [ln for ln in lines if ln.startswith("error: ")]
-    assert len(errors) == 1 and lines[-1] == errors[0], done.stderr  # progress may precede it
-    for needle in needles:
-        assert needle in errors[0]
+from tests.support.cli import assert_one_line_error, chronos
 
 
 def test_unreachable_rest_url() -> None:

@@ -23,7 +23,7 @@ from chronos.jobs.job_file import load_job_file
 from chronos.model import CheckpointSettings, JobSpec
 from chronos.stack.job_records import JobRecordStore
 from chronos.stack.state import StackState
-from tests.cli.test_bad_input import assert_one_line_error, chronos
+from tests.support.cli import assert_one_line_error, chronos
 
 JOB = "0123456789abcdef0123456789abcdef"
 

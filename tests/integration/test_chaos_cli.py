@@ -7,15 +7,7 @@ from pathlib import Path
 
 from chronos.flink.rest import FlinkRestClient
 from chronos.stack.state import StackState, load_state
-from tests.cli.test_bad_input import assert_one_line_error, chronos
-
-
-def submit_demo(stack: StackState, interval: str) -> str:
-    """The demo job through the CLI, as a user submits it; returns its id."""
-    submitted = chronos("job", "submit", "demo", "--interval", interval, "--parallelism", "1", "--json",
-                        "--stack-dir", stack.stack_dir)
-    assert submitted.returncode == 0, submitted.stderr
-    return str(json.loads(submitted.stdout)["job_id"])
+from tests.support.cli import assert_one_line_error, chronos, submit_demo
 
 
 def test_kill_taskmanager_reports_a_measured_recovery(stack: StackState, flink: FlinkRestClient) -> None:

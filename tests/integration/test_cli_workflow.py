@@ -9,8 +9,8 @@ from chronos.flink.rest import FlinkRestClient
 from chronos.stack.helpers import live_helpers
 from chronos.stack.processes import is_alive
 from chronos.stack.state import StackState
-from tests.cli.test_bad_input import chronos
 from tests.conftest import wait_until
+from tests.support.cli import chronos
 
 
 def _status(stack: StackState, job_id: str) -> dict[str, object]:

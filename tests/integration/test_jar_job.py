@@ -13,7 +13,7 @@ from chronos.flink.rest import FlinkRestClient
 from chronos.flink.submit import content_named
 from chronos.jobs import job_file
 from chronos.stack.state import StackState
-from tests.cli.test_bad_input import chronos
+from tests.support.cli import chronos
 
 JAR_JOB = """
 name: jar-speeding-zones-{suffix}

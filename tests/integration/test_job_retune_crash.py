@@ -15,9 +15,8 @@ from chronos.flink.rest import FlinkRestClient
 from chronos.jobs.bounded_input import ExperimentInput
 from chronos.stack.state import StackState
 from chronos.tune.journal import TuneJournal
-from tests.cli.test_bad_input import chronos
-from tests.integration.test_chaos_cli import submit_demo
-from tests.integration.test_tune import cancel_all, job_name
+from tests.support.cli import chronos, submit_demo
+from tests.support.tuning import cancel_all, job_name
 
 
 def test_a_manual_retune_killed_after_its_savepoint_is_finished_by_the_next_from_that_savepoint(

@@ -16,7 +16,7 @@ from chronos.flink.rest import FlinkRestClient
 from chronos.signals.latency_sources import FlinkLatencyMarkers, PromQLLatency
 from chronos.stack.prometheus_server import PrometheusServer, start_prometheus
 from chronos.stack.state import StackState
-from tests.cli.test_bad_input import chronos
+from tests.support.cli import chronos
 
 JOB_FILE = """
 name: latency-markers-demo

@@ -10,7 +10,7 @@ import httpx
 
 from chronos.stack.processes import is_alive
 from chronos.stack.state import StackState
-from tests.cli.test_bad_input import chronos
+from tests.support.cli import chronos
 
 
 def test_prometheus_up_scrapes_the_stack_and_down_stops_it(stack: StackState) -> None:

@@ -20,9 +20,8 @@ from chronos.profiler.store import ProfileStore
 from chronos.profiler.workload import record_trace
 from chronos.stack.service_account import SERVICES_ROOT
 from chronos.stack.state import StackState
-from tests.cli.test_bad_input import assert_one_line_error, chronos
 from tests.conftest import BackgroundLoad, DemoJob, wait_until
-from tests.integration.test_chaos_cli import submit_demo
+from tests.support.cli import assert_one_line_error, chronos, submit_demo
 
 
 def _profiling_java_processes(stack: StackState) -> list[str]:

@@ -19,8 +19,8 @@ from chronos.stack.local_stack import StackOptions, up
 from chronos.stack.processes import is_alive
 from chronos.stack.service_account import account_of
 from chronos.stack.state import load_state
-from tests.cli.test_bad_input import chronos
 from tests.conftest import cache_dir, wait_until
+from tests.support.cli import chronos
 from tests.support.processes import leftovers
 
 

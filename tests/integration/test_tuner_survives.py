@@ -19,11 +19,10 @@ from chronos.stack.faults import RestartKafka
 from chronos.stack.local_stack import StackOptions, down, up
 from chronos.stack.ports import free_ports
 from chronos.stack.state import StackState
-from tests.cli.test_bad_input import chronos
 from tests.conftest import cache_dir
-from tests.integration.test_chaos_cli import submit_demo
-from tests.integration.test_tune import FAST, TARGETS, Tuner, job_name, write_profile
+from tests.support.cli import chronos, submit_demo
 from tests.support.processes import leftovers
+from tests.support.tuning import FAST, TARGETS, Tuner, job_name, write_profile
 
 
 @pytest.fixture(scope="module")

@@ -32,8 +32,8 @@ from chronos.stack.ports import free_ports
 from chronos.stack.prometheus_server import PrometheusServer, start_prometheus
 from chronos.stack.state import StackState
 from chronos.tune.journal import TuneJournal
-from tests.cli.test_bad_input import chronos
-from tests.integration.test_tune import FAST, TARGETS, Tuner, demo_under_watch, recovery_truth, stop_tuning
+from tests.support.cli import chronos
+from tests.support.tuning import FAST, TARGETS, Tuner, demo_under_watch, recovery_truth, stop_tuning
 
 
 @dataclass(frozen=True)

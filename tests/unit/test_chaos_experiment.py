@@ -8,7 +8,7 @@ from chronos.chaos.experiment import Probe, check_probe, load_experiment
 from chronos.chaos.experiment_runner import run_experiment
 from chronos.errors import InvalidInput
 from chronos.model import DeliveryCheck, SignalSample
-from tests.unit.test_chaos_measure import World
+from tests.support.chaos_world import World
 
 GOOD = """
 title: TaskManager loss at the worst moment

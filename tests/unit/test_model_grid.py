@@ -9,7 +9,7 @@ import pytest
 
 from chronos.optimizer.models import fit_best, fit_grid
 from chronos.tune.fitting import fit_in_child
-from tests.unit.test_optimizer_models import replay_bound
+from tests.support.truths import replay_bound
 
 
 def test_the_table_predicts_what_the_model_predicts() -> None:

@@ -17,14 +17,7 @@ from chronos.optimizer.decide import decide
 from chronos.optimizer.evaluate import JobModels, TuneHistory, evaluate
 from chronos.optimizer.models import Observation, fit_best
 from chronos.optimizer.policy import TunePolicy
-
-
-def recovery_truth(interval_s: float, rate: float) -> float:
-    return 15 + interval_s * rate / 2000
-
-
-def latency_truth(interval_s: float, rate: float) -> float:
-    return 300 + 6000 / interval_s + rate / 100
+from tests.support.truths import latency_truth, recovery_truth
 
 
 @functools.cache
@@ -174,7 +167,6 @@ def test_a_bad_policy_is_refused_by_field() -> None:
         TunePolicy(latency_p99_ms=1, recovery_s=1, strategy="static")
     with pytest.raises(ValidationError, match="recovery_s"):
         TunePolicy(latency_p99_ms=1, recovery_s=-1)
-
 
 
 def test_overhead_comes_from_the_checkpoint_model_when_there_is_one() -> None:

@@ -6,17 +6,7 @@ import random
 import pytest
 
 from chronos.optimizer.models import Observation, fit_best
-
-
-def replay_bound(seed: int = 1, noise: float = 0.03) -> list[Observation]:
-    """Recovery = detection + restart + replay of interval x rate at a drain rate, with noise."""
-    rng = random.Random(seed)
-    out = []
-    for interval in (2, 3, 5, 8, 10, 15, 20, 30, 45, 60):
-        for rate in (1000, 3000, 6000):
-            truth = 15 + interval * rate / 2000
-            out.append(Observation(interval, rate, truth * (1 + rng.gauss(0, noise))))
-    return out
+from tests.support.truths import replay_bound
 
 
 def test_the_reported_error_is_held_out_and_the_best_family_is_kept() -> None:

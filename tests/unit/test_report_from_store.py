@@ -11,7 +11,7 @@ from pathlib import Path
 from chronos.metrics.views import INTERNALS, QOS
 from chronos.report.from_store import StoreViews
 from chronos.tune.journal import DecisionRecord, LiveRecovery, TuneJournal
-from tests.cli.test_bad_input import assert_one_line_error, chronos
+from tests.support.cli import assert_one_line_error, chronos
 
 T0 = 1_790_000_000_000  # 2026-09, before any run of this test
 

@@ -19,7 +19,7 @@ from chronos.stack.helpers import live_helpers, stop_helper
 from chronos.stack.local_stack import down, status
 from chronos.stack.processes import ProcessRecord, identify
 from chronos.stack.state import KAFKA_MAIN, STATE_FILE, StackState, load_state, save_state
-from tests.cli.test_bad_input import assert_one_line_error, chronos
+from tests.support.cli import assert_one_line_error, chronos
 from tests.support.processes import bystanders, paused, untouched
 
 

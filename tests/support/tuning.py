@@ -1,0 +1,126 @@
+"""A tuner as a child process, a profile of the demo to tune it by, and the teardown every tuning test shares."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from chronos.flink.rest import FlinkRestClient
+from chronos.jobs.bounded_input import ExperimentInput
+from chronos.model import FaultRecord, RecoveryMeasurement
+from chronos.profiler.records import ProfileRun, RunConfig, SteadyState
+from chronos.profiler.store import ProfileStore
+from chronos.stack.job_records import JobRecordStore
+from chronos.stack.state import StackState
+from tests.support.cli import chronos, submit_demo
+
+TARGETS = ["--latency-p99", "600s", "--recovery", "60s", "--interval-min", "2s", "--interval-max", "30s"]
+
+
+FAST = ["--startup-grace", "15s", "--decide-every", "5s", "--collect-every", "2s", "--horizon", "20s",
+        "--cooldown", "10min"]
+
+
+def recovery_truth(interval_s: float, rate: float) -> float:
+    return 20 + interval_s * rate / 2000
+
+
+def write_profile(db: Path, job_name: str) -> None:
+    store = ProfileStore(db)
+    store.create_profile("synthetic", job_name, 0, "{}")
+    n = 0
+    for interval in (2, 4, 8, 15, 30, 60):
+        for rate in (1000, 3000, 6000):
+            n += 1
+            recoveries = tuple(
+                RecoveryMeasurement(FaultRecord("kill-taskmanager", "tm", 0, 0.0), interval * 1000, "WorstCase", 1, 2, 3,
+                                    recovery_truth(interval, rate) * (1 + noise), None, None, None, None)
+                for noise in (-0.03, 0.03))
+            steady = SteadyState(rate, None, None, 1000.0 * interval + 2000, 100.0, 1e5, 10.0)
+            store.save_run(ProfileRun(f"r{n}", "synthetic", n, RunConfig(interval * 1000, 1.0), rate, "completed", 0, 1,
+                                      steady, recoveries))
+    store.close()
+
+
+class Tuner:
+    """`chronos tune --json` as a child process, its events collected as they stream."""
+
+    def __init__(self, *args: str) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-m", "chronos.cli.main", "tune", "--json", *args],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+        self.events: list[dict[str, Any]] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        buffer = ""
+        for line in self.proc.stdout:
+            buffer += line
+            try:
+                self.events.append(json.loads(buffer))
+                buffer = ""
+            except json.JSONDecodeError:
+                continue  # the pretty-printed summary spans lines
+
+    def wait_for(self, predicate: Any, timeout_s: float) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            for event in list(self.events):
+                if predicate(event):
+                    return event
+            if self.proc.poll() is not None:
+                self._reader.join(5)
+                if not any(predicate(e) for e in self.events):
+                    stderr = self.proc.stderr.read() if self.proc.stderr else ""
+                    raise AssertionError(f"tune exited {self.proc.returncode} without that event: {stderr[-2000:]}")
+            time.sleep(0.2)
+        raise AssertionError(f"no such event in {timeout_s} s; saw {[e.get('text', e)[:120] for e in self.events]}")
+
+    def finish(self, timeout_s: float) -> int:
+        code = self.proc.wait(timeout_s)
+        self._reader.join(10)
+        return code
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(10)
+
+
+def job_name(stack: StackState, job_id: str) -> str:
+    record = JobRecordStore(stack.stack_dir_path / "jobs").get(job_id)
+    assert record is not None
+    return record.spec.name
+
+
+def cancel_all(flink: FlinkRestClient, name: str) -> None:
+    for job in flink.jobs():
+        if job.name == name and job.state == "RUNNING":
+            flink.cancel(job.jid)
+
+
+def stop_tuning(tuner: Tuner | None, counted: ExperimentInput, sd: list[str], flink: FlinkRestClient, name: str) -> None:
+    """What every tuning test leaves running: the tuner, the counted input, the load, the job's copies."""
+    if tuner is not None:
+        tuner.kill()
+    counted.close()
+    chronos("load", "stop", *sd)
+    cancel_all(flink, name)
+
+
+def demo_under_watch(stack: StackState, tmp_path: Path) -> tuple[str, str, Path, ExperimentInput]:
+    """The demo job at 30 s, a profile of it, and 500 ev/s of counted input (started by the caller)."""
+    job_id = submit_demo(stack, "30s")
+    name = job_name(stack, job_id)
+    db = tmp_path / "chronos.db"
+    write_profile(db, name)
+    counted = ExperimentInput(stack.bootstrap, "vehicle-events", "vehicle-stats", rate=500, vehicles=50,
+                              run_id=uuid.uuid4().hex[:6])
+    return job_id, name, db, counted
