@@ -108,6 +108,15 @@ class JobSpec:
     def kind(self) -> str:
         return "jar" if self.jar else "python"
 
+    @staticmethod
+    def from_json(data: Mapping[str, Any]) -> JobSpec:
+        """The one decoder of a spec written as `asdict(spec)` (job records, profile settings); fields added
+        since take their defaults, so older files still read."""
+        return JobSpec(name=str(data["name"]), python_file=str(data.get("python_file", "")),
+                       args=tuple(str(a) for a in data.get("args", ())), parallelism=data.get("parallelism"),
+                       extra_config=tuple((str(k), str(v)) for k, v in data.get("extra_config", ())),
+                       jar=str(data.get("jar", "")), entry_class=str(data.get("entry_class", "")))
+
 
 @dataclass(frozen=True)
 class JobIO:

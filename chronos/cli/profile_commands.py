@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -108,6 +107,7 @@ def profile_run(
     from chronos.jobs.rates import TraceRate, load_trace
     from chronos.profiler.profile import ProfileLimits, check_budget, run_profile
     from chronos.profiler.run import RunPlan
+    from chronos.profiler.settings import ProfileSettings
     from chronos.profiler.study import ProfileSpace, ProfileStudy, QosTargets, space_filling_design
     from chronos.stack.profiling_clusters import available_memory_gib, check_capacity
 
@@ -128,27 +128,25 @@ def profile_run(
             workload = TraceRate((0.0,), (rate,))
         else:
             workload = wiring.record_workload(state, job_record, parse_interval_ms(record) / 1000, err)
-        settings = {
-            "spec": asdict(job_record.spec), "workload": [workload.times_s, workload.rates],
-            "interval_min_s": lo, "interval_max_s": hi, "loads": _scales(loads), "faults": faults,
-            "steady_s": parse_interval_ms(steady) / 1000, "seed": seed, "warmup_s": parse_interval_ms(warmup) / 1000,
-            "hold_s": parse_interval_ms(hold) / 1000, "timeout_s": parse_interval_ms(timeout) / 1000,
-            "max_recovery_s": parse_interval_ms(max_recovery) / 1000, "max_p99_ms": parse_interval_ms(max_p99),
-        }
+        settings = ProfileSettings(
+            spec=job_record.spec, workload=(workload.times_s, workload.rates), interval_min_s=lo, interval_max_s=hi,
+            loads=_scales(loads), faults=faults, steady_s=parse_interval_ms(steady) / 1000, seed=seed,
+            warmup_s=parse_interval_ms(warmup) / 1000, hold_s=parse_interval_ms(hold) / 1000,
+            timeout_s=parse_interval_ms(timeout) / 1000, max_recovery_s=parse_interval_ms(max_recovery) / 1000,
+            max_p99_ms=parse_interval_ms(max_p99),
+        )
         profile_id = f"{path_safe(job_record.spec.name)}-{time.strftime('%Y%m%d-%H%M%S')}"
-    spec = wiring.job_spec_from(settings["spec"])
-    plan = RunPlan(profile_id, spec, TraceRate(tuple(settings["workload"][0]), tuple(settings["workload"][1])),
-                   faults=int(settings["faults"]), steady_s=float(settings["steady_s"]),
-                   warmup_s=float(settings["warmup_s"]), hold_s=float(settings["hold_s"]),
-                   timeout_s=float(settings["timeout_s"]))
-    space = ProfileSpace(int(settings["interval_min_s"]), int(settings["interval_max_s"]),
-                         tuple(settings["loads"]), initial_design=max(2, 2 * parallel))
-    targets = QosTargets(float(settings["max_recovery_s"]), float(settings["max_p99_ms"]))
+    spec = settings.spec
+    plan = RunPlan(profile_id, spec, settings.trace, faults=settings.faults, steady_s=settings.steady_s,
+                   warmup_s=settings.warmup_s, hold_s=settings.hold_s, timeout_s=settings.timeout_s)
+    space = ProfileSpace(settings.interval_min_s, settings.interval_max_s, settings.loads,
+                         initial_design=max(2, 2 * parallel))
+    targets = QosTargets(settings.max_recovery_s, settings.max_p99_ms)
     limits = ProfileLimits(parallel, runs, parse_interval_ms(budget) / 1000 if budget else None)
     check_capacity(parallel, available_memory_gib())
     check_budget(plan, limits, space.interval_min_s)
     if dry_run:
-        first = space_filling_design(space, space.initial_design, int(settings["seed"]))
+        first = space_filling_design(space, space.initial_design, settings.seed)
         summary = {"profile_id": profile_id, "db": str(store.path), "workload_mean_rate":
                    sum(plan.workload.rates) / len(plan.workload.rates), "space": asdict(space), "targets": asdict(targets),
                    "limits": asdict(limits), "first_configurations": [asdict(c) for c in first],
@@ -160,8 +158,8 @@ def profile_run(
                 out.print(f"{key:22} {value}", highlight=False)
         return
     if not resume:
-        store.create_profile(profile_id, spec.name, int(time.time() * 1000), json.dumps(settings))
-    study = ProfileStudy(f"sqlite:///{store.path}", profile_id, space, int(settings["seed"]))
+        store.create_profile(profile_id, spec.name, int(time.time() * 1000), settings.to_json())
+    study = ProfileStudy(f"sqlite:///{store.path}", profile_id, space, settings.seed)
     pool = wiring.profiling_pool(sd, profile_id, state, slots=spec.parallelism or 1)
     columns = (TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[count]}"),
                TimeElapsedColumn(), TextColumn("{task.fields[status]}"))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from prometheus_client import CollectorRegistry
@@ -15,6 +15,9 @@ from chronos.cli.graceful import graceful_stop
 from chronos.errors import InvalidInput, field_error
 from chronos.model import parse_interval_ms
 from chronos.yaml_files import read_mapping
+
+if TYPE_CHECKING:
+    from chronos.optimizer.policy import TunePolicy
 
 POLICY_FLAGS = ("strategy", "static_interval_s", "interval_min_s", "interval_max_s", "startup_grace_s", "cooldown_s",
                 "max_retunes_per_hour", "horizon_s", "latency_window_s", "safety_margin")
@@ -34,7 +37,7 @@ def _seconds(text: str | None) -> float | None:
     return None if text is None else parse_interval_ms(text) / 1000
 
 
-def build_policy(config: Path | None, flags: dict[str, Any]) -> Any:
+def build_policy(config: Path | None, flags: dict[str, Any]) -> TunePolicy:
     """The policy from a YAML file (every TunePolicy field, snake or kebab case) overridden by flags."""
     from chronos.optimizer.policy import TunePolicy
 

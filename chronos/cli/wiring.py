@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 
@@ -23,6 +21,7 @@ from chronos.jobs.bounded_input import ExperimentInput
 from chronos.jobs.rates import TraceRate
 from chronos.k8s.flink_deployment import DeploymentRealizer
 from chronos.model import CheckpointSettings, JobIO, JobSpec, check_bootstrap
+from chronos.profiler.settings import ProfileSettings
 from chronos.profiler.store import ProfileStore
 from chronos.signals.live import LiveSignals
 from chronos.signals.tune_signals import KafkaJobCollector
@@ -187,7 +186,7 @@ def profile_store(path: Path, must_exist: bool = False) -> ProfileStore:
     return ProfileStore(path)
 
 
-def last_profile(store: ProfileStore, profile_id: str | None) -> tuple[str, dict[str, Any]]:
+def last_profile(store: ProfileStore, profile_id: str | None) -> tuple[str, ProfileSettings]:
     """(id, settings) of the named profile, or of the most recent one in the store."""
     profiles = store.profiles()
     if profile_id is not None:
@@ -197,14 +196,7 @@ def last_profile(store: ProfileStore, profile_id: str | None) -> tuple[str, dict
     if not profiles:
         raise InvalidInput(f"no profile in {store.path} yet; run `chronos profile run` first")
     chosen = profiles[-1]
-    return str(chosen[0]), dict(json.loads(chosen[3]))
-
-
-def job_spec_from(data: dict[str, Any]) -> JobSpec:
-    return JobSpec(name=data["name"], python_file=data.get("python_file", ""), args=tuple(data["args"]),
-                   parallelism=data.get("parallelism"),
-                   extra_config=tuple((str(k), str(v)) for k, v in data.get("extra_config", ())),
-                   jar=data.get("jar", ""), entry_class=data.get("entry_class", ""))
+    return str(chosen[0]), ProfileSettings.from_json(chosen[3], str(chosen[0]))
 
 
 def record_workload(state: StackState, record: JobRecord, window_s: float, console: Console) -> TraceRate:

@@ -56,12 +56,7 @@ class JobRecordStore:
         spec = data["spec"]
         return JobRecord(
             job_id=data["job_id"],
-            spec=JobSpec(
-                name=spec["name"], python_file=spec["python_file"], args=tuple(spec["args"]),
-                parallelism=spec["parallelism"],
-                extra_config=tuple((str(k), str(v)) for k, v in spec["extra_config"]),
-                jar=spec.get("jar", ""), entry_class=spec.get("entry_class", ""),
-            ),
+            spec=JobSpec.from_json(spec),
             io=JobIO(**data["io"]) if data.get("io") else None,
             settings=CheckpointSettings(**data["settings"]),
             restored_from=data.get("restored_from"),

@@ -1,0 +1,44 @@
+"""What a profile was started with, stored beside its runs so `chronos profile run --resume` continues it
+exactly: the job's spec, the workload trace, the space, the fault plan and the QoS targets the sampler
+aims at. A pydantic model because it crosses a boundary twice (written as JSON, read back on resume)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from chronos.errors import InvalidInput, field_error
+from chronos.jobs.rates import TraceRate
+from chronos.model import JobSpec
+
+
+class ProfileSettings(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="ignore", allow_inf_nan=False)
+
+    spec: JobSpec
+    workload: tuple[tuple[float, ...], tuple[float, ...]]  # (seconds, events/s): the recorded or given trace
+    interval_min_s: int
+    interval_max_s: int
+    loads: tuple[float, ...]  # factors on the workload
+    faults: int
+    steady_s: float
+    seed: int
+    warmup_s: float
+    hold_s: float
+    timeout_s: float
+    max_recovery_s: float
+    max_p99_ms: float
+
+    @property
+    def trace(self) -> TraceRate:
+        return TraceRate(self.workload[0], self.workload[1])
+
+    def to_json(self) -> str:
+        return self.model_dump_json()
+
+    @staticmethod
+    def from_json(text: str, profile_id: str) -> ProfileSettings:
+        try:
+            return ProfileSettings.model_validate_json(text)
+        except ValidationError as exc:
+            raise InvalidInput(f"the settings stored with profile {profile_id} do not read: "
+                               f"{field_error(exc.errors())}") from exc
