@@ -168,10 +168,10 @@ class CheckpointHistory:
     completed: tuple[CheckpointEvent, ...] = ()
 
 
-# The sources a live reading is made of; a failure of one is said per source.
 # Flink job states from which a job never runs again (JobStatus.isGloballyTerminalState).
 TERMINAL_STATES: frozenset[str] = frozenset({"FINISHED", "CANCELED", "FAILED"})
 
+# The sources a live reading is made of; a failure of one is said per source.
 SOURCES = ("flink-rest", "kafka", "reporter", "latency", "collector")
 
 

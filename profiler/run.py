@@ -18,31 +18,51 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from chronos.chaos.faults import FaultInjector
-from chronos.chaos.measure import measure_recovery
+from chronos.chaos.measure import SignalSource, measure_recovery
 from chronos.chaos.timing import WorstCase
 from chronos.clock import wall_ms
-from chronos.flink.distribution import find_distribution
-from chronos.flink.rest import FlinkRestClient
-from chronos.flink.submit import RestSubmitter
-from chronos.jobs.copies import profiling_copy
-from chronos.jobs.parallel_load import LoadPlan, run_parallel_load
-from chronos.jobs.rates import ScaledRate, TraceRate
-from chronos.jobs.topics import delete_topics, ensure_topics
+from chronos.jobs.copies import JobCopy, profiling_copy
+from chronos.jobs.rates import RateProfile, ScaledRate, TraceRate
 from chronos.model import CheckpointSettings, JobSpec, RecoveryMeasurement, SignalSample
 from chronos.profiler.records import ProfileRun, RunConfig
 from chronos.profiler.steady import summarise_steady
-from chronos.signals.live import LiveSignals
+
+
+class CopyControl(Protocol):
+    """Submitting and stopping the copy on its cluster (Flink's REST API there)."""
+
+    def submit(self, spec: JobSpec, settings: CheckpointSettings) -> str: ...
+    def wait_until_running(self, job_id: str, timeout_s: float) -> None: ...
+    def cancel(self, job_id: str) -> None: ...
+    def close(self) -> None: ...
+
+
+class CopySignals(SignalSource, Protocol):
+    """The copy's readings: samples and checkpoints (SignalSource, for the faults) and its output's latencies."""
+
+    def latencies_between(self, since_ms: int, until_ms: int) -> list[float]: ...
+    def close(self) -> None: ...
+
+
+class RunningLoad(Protocol):
+    def stop(self) -> None:
+        """Stop producing and wait for the producer to finish."""
+        ...
 
 
 class ProfilingCluster(Protocol):
-    @property
-    def rest_url(self) -> str: ...
+    """A cluster of the copy's own, with everything a run touches on it: the run reaches Flink, Kafka and the
+    load generator only through these, so it runs unchanged on a fake cluster in the unit tests."""
+
     @property
     def bootstrap(self) -> str: ...
-    @property
-    def reporter_urls(self) -> list[str]: ...
     def fault(self) -> FaultInjector: ...
     def taskmanager_cpu_seconds(self) -> float | None: ...
+    def control(self) -> CopyControl: ...
+    def signals(self, job_id: str, copy: JobCopy) -> CopySignals: ...
+    def create_topics(self, topics: list[str], partitions: int) -> None: ...
+    def delete_topics(self, topics: list[str]) -> None: ...
+    def start_load(self, topic: str, rate: RateProfile, vehicles: int, run_id: str, workers: int) -> RunningLoad: ...
 
 
 class ClusterPool(Protocol):
@@ -76,6 +96,11 @@ class RunPlan:
         return 40 + 2 * interval_s + self.steady_s + self.faults * (self.warmup_s + interval_s + 60 + self.hold_s)
 
 
+def check_profilable(spec: JobSpec) -> None:
+    """What can be refused before any cluster starts: a job whose copy could not get topics of its own."""
+    profiling_copy(spec, "check", "127.0.0.1:9092")
+
+
 def execute_run(
     plan: RunPlan,
     trial_number: int,
@@ -85,7 +110,13 @@ def execute_run(
     stop: threading.Event,
     on_phase: Callable[[str], None] = lambda phase: None,
     wall_ms: Callable[[], int] = wall_ms,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
 ) -> ProfileRun:
+    """Phases in order: cluster, topics and load, submission, two checkpoints, steady window, faults. A stop
+    request is honoured between phases (and within every wait); whatever ends the run, the load, the copy's
+    cluster and its topics are gone when this returns or raises."""
+    check_profilable(plan.spec)
     run_id = f"t{trial_number}-{uuid.uuid4().hex[:8]}"  # names the copy's topics, group and cluster directory
     started = wall_ms()
     rate = sum(plan.workload.rates) / len(plan.workload.rates) * config.load_scale
@@ -94,49 +125,45 @@ def execute_run(
         if stop.is_set():
             raise RunInterrupted(run_id)
 
-    def sleep(seconds: float) -> None:
+    def wait(seconds: float) -> None:
         check()
-        time.sleep(seconds)
+        sleep(seconds)
 
     def failed(error: str) -> ProfileRun:
         return ProfileRun(run_id, plan.profile_id, trial_number, config, rate, "failed", started, wall_ms(), error=error)
 
+    check()
     on_phase("starting a cluster")
     try:
         cluster = pool.acquire(run_id)
     except Exception as exc:  # noqa: BLE001 - a run that cannot start is a failed run, not a failed profile
         return failed(f"cluster: {exc}")
-    bootstrap = cluster.bootstrap  # read now: a released cluster's state is gone with it
-    copy = profiling_copy(plan.spec, run_id, bootstrap)
-    load_stop = threading.Event()
-    load_thread: threading.Thread | None = None
-    client = FlinkRestClient(cluster.rest_url)
+    load: RunningLoad | None = None
+    control: CopyControl | None = None
+    copy: JobCopy | None = None
     samples: list[SignalSample] = []
     try:
+        copy = profiling_copy(plan.spec, run_id, cluster.bootstrap)
         check()
-        ensure_topics(cluster.bootstrap, [copy.input_topic, copy.output_topic], partitions=plan.partitions)
-        load = LoadPlan(cluster.bootstrap, copy.input_topic, ScaledRate(plan.workload, config.load_scale),
-                        vehicles=plan.vehicles, run_id=run_id, duration_s=24 * 3600,
-                        workers=2 if rate > 6000 else 1)
-        load_thread = threading.Thread(target=run_parallel_load, args=(load,),
-                                       kwargs={"should_stop": load_stop.is_set}, daemon=True)
-        load_thread.start()
+        cluster.create_topics([copy.input_topic, copy.output_topic], plan.partitions)
+        load = cluster.start_load(copy.input_topic, ScaledRate(plan.workload, config.load_scale), plan.vehicles, run_id,
+                                  workers=2 if rate > 6000 else 1)  # one producer process tops out near 8k ev/s
         on_phase(f"submitting (interval {config.interval_ms / 1000:g} s, {rate:,.0f} ev/s)")
-        job_id = RestSubmitter(client, find_distribution().python_jar).submit(copy.spec, CheckpointSettings(config.interval_ms))
-        client.wait_until_running(job_id, timeout_s=120)
+        control = cluster.control()
+        job_id = control.submit(copy.spec, CheckpointSettings(config.interval_ms))
+        control.wait_until_running(job_id, 120)
         check()
-        signals = LiveSignals(client, job_id, copy.spec.name, cluster.bootstrap, copy.input_topic,
-                              copy.output_topic, cluster.reporter_urls)
+        signals = cluster.signals(job_id, copy)
         try:
             on_phase("waiting for two checkpoints")
-            deadline = time.monotonic() + 2 * config.interval_ms / 1000 + 60
-            while len(signals.checkpoint_history().completed) < 2 and time.monotonic() < deadline:
-                sleep(1)
+            deadline = clock() + 2 * config.interval_ms / 1000 + 60
+            while len(signals.checkpoint_history().completed) < 2 and clock() < deadline:
+                wait(1)
             on_phase("steady state")
             window_start, cpu_start = wall_ms(), cluster.taskmanager_cpu_seconds()
             while wall_ms() - window_start < plan.steady_s * 1000:
                 samples.append(signals.sample())
-                sleep(0.5)
+                wait(0.5)
             window_end, cpu_end = wall_ms(), cluster.taskmanager_cpu_seconds()
             cpu = cpu_end - cpu_start if cpu_start is not None and cpu_end is not None else None
             checkpoints = [c for c in signals.checkpoint_history().completed if window_start <= c.trigger_ms < window_end]
@@ -144,14 +171,15 @@ def execute_run(
                                       (window_end - window_start) / 1000)
             recoveries: list[RecoveryMeasurement] = []
             for k in range(plan.faults):
+                check()
                 on_phase(f"fault {k + 1}/{plan.faults}")
                 recoveries.append(measure_recovery(
                     signals, cluster.fault(), WorstCase(plan.before_s), warmup_s=plan.warmup_s, hold_s=plan.hold_s,
-                    timeout_s=plan.timeout_s, sleep=sleep, on_sample=samples.append,
+                    timeout_s=plan.timeout_s, sleep=wait, on_sample=samples.append, wall_ms=wall_ms,
                 ))
         finally:
             signals.close()
-        client.cancel(job_id)
+        control.cancel(job_id)
         return ProfileRun(run_id, plan.profile_id, trial_number, config, rate, "completed", started, wall_ms(),
                           steady, tuple(recoveries), tuple(samples))
     except RunInterrupted:
@@ -160,12 +188,13 @@ def execute_run(
         return failed(f"{type(exc).__name__}: {exc}")
     finally:
         on_phase("cleaning up")
-        load_stop.set()
-        if load_thread is not None:
-            load_thread.join(30)
-        client.close()
+        if load is not None:
+            load.stop()
+        if control is not None:
+            control.close()
         # The copy's cluster goes first: a job still running (an interrupted run is not cancelled) keeps asking
         # the broker for its topics' metadata, and the broker auto-creates a topic deleted under it.
         pool.release(cluster)
-        with contextlib.suppress(Exception):  # the broker is the live stack's: its health is not this run's to report
-            delete_topics(bootstrap, [copy.input_topic, copy.output_topic])
+        if copy is not None:
+            with contextlib.suppress(Exception):  # the broker is the live stack's: its health is not this run's
+                cluster.delete_topics([copy.input_topic, copy.output_topic])

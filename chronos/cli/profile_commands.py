@@ -106,7 +106,7 @@ def profile_run(
     from chronos.cli import wiring
     from chronos.jobs.rates import TraceRate, load_trace
     from chronos.profiler.profile import ProfileLimits, check_budget, run_profile
-    from chronos.profiler.run import RunPlan
+    from chronos.profiler.run import RunPlan, check_profilable
     from chronos.profiler.settings import ProfileSettings
     from chronos.profiler.study import ProfileSpace, ProfileStudy, QosTargets, space_filling_design
     from chronos.stack.profiling_clusters import available_memory_gib, check_capacity
@@ -119,6 +119,7 @@ def profile_run(
     else:
         with wiring.flink_client(sd, None) as client:
             job_record = wiring.chronos_job(client, sd, job)
+        check_profilable(job_record.spec)  # before minutes of recording, before any cluster starts
         lo, hi = _interval_range(intervals)
         if trace is not None:
             workload = load_trace(trace)
@@ -137,6 +138,7 @@ def profile_run(
         )
         profile_id = f"{path_safe(job_record.spec.name)}-{time.strftime('%Y%m%d-%H%M%S')}"
     spec = settings.spec
+    check_profilable(spec)
     plan = RunPlan(profile_id, spec, settings.trace, faults=settings.faults, steady_s=settings.steady_s,
                    warmup_s=settings.warmup_s, hold_s=settings.hold_s, timeout_s=settings.timeout_s)
     space = ProfileSpace(settings.interval_min_s, settings.interval_max_s, settings.loads,

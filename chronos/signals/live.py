@@ -55,10 +55,12 @@ class LiveSignals:
             bootstrap, topic, from_beginning=False),
         history_s: float | None = None,
         ends: EndOffsets | None = None,
+        owns_client: bool = False,
     ) -> None:
         """`history_s`: how far back `latencies_between` must reach (the tuner: its latency window); older
         latencies are dropped as they age. None keeps up to HISTORY of them (a profiling run's whole life)."""
         self._consumer_factory = consumer_factory
+        self._owns_client = owns_client  # close() closes the REST client too (one made for these signals alone)
         self._client = client
         self.job_id = job_id
         self._job_name = job_name
@@ -131,6 +133,8 @@ class LiveSignals:
         self._observer.join(5)
         self._ends.close()
         self._http.close()
+        if self._owns_client:
+            self._client.close()
 
     # -- one source each: the tuner guards every call on its own ----------------------------------------
     def running(self) -> bool:

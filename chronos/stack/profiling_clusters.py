@@ -16,6 +16,15 @@ from pathlib import Path
 import psutil
 
 from chronos.errors import StackError
+from chronos.flink.distribution import find_distribution
+from chronos.flink.rest import FlinkRestClient
+from chronos.flink.submit import RestSubmitter
+from chronos.jobs.copies import JobCopy
+from chronos.jobs.parallel_load import LoadPlan, run_parallel_load
+from chronos.jobs.rates import RateProfile
+from chronos.jobs.topics import delete_topics, ensure_topics
+from chronos.model import CheckpointSettings, JobSpec
+from chronos.signals.live import LiveSignals
 from chronos.stack.faults import KillTaskManager
 from chronos.stack.local_stack import StackOptions, down, up
 from chronos.stack.processes import cpu_seconds
@@ -71,6 +80,58 @@ class LocalProfilingCluster:
         readings = [cpu_seconds(record) for record in self._state().taskmanagers]
         known = [r for r in readings if r is not None]
         return sum(known) if known else None
+
+    # -- what a profiling run touches on its cluster (the ports of chronos.profiler.run.ProfilingCluster) ---------
+    def control(self) -> CopyControl:
+        return CopyControl(FlinkRestClient(self.rest_url))
+
+    def signals(self, job_id: str, copy: JobCopy) -> LiveSignals:
+        return LiveSignals(FlinkRestClient(self.rest_url), job_id, copy.spec.name, self.bootstrap, copy.input_topic,
+                           copy.output_topic, self.reporter_urls, owns_client=True)
+
+    def create_topics(self, topics: list[str], partitions: int) -> None:
+        ensure_topics(self.bootstrap, topics, partitions=partitions)
+
+    def delete_topics(self, topics: list[str]) -> None:
+        delete_topics(self.bootstrap, topics)
+
+    def start_load(self, topic: str, rate: RateProfile, vehicles: int, run_id: str, workers: int) -> BackgroundLoad:
+        plan = LoadPlan(self.bootstrap, topic, rate, vehicles=vehicles, run_id=run_id, duration_s=24 * 3600,
+                        workers=workers)
+        return BackgroundLoad(plan)
+
+
+class CopyControl:
+    """The copy's job on its own cluster, over that cluster's REST API."""
+
+    def __init__(self, client: FlinkRestClient) -> None:
+        self._client = client
+
+    def submit(self, spec: JobSpec, settings: CheckpointSettings) -> str:
+        return RestSubmitter(self._client, find_distribution().python_jar).submit(spec, settings)
+
+    def wait_until_running(self, job_id: str, timeout_s: float) -> None:
+        self._client.wait_until_running(job_id, timeout_s=timeout_s)
+
+    def cancel(self, job_id: str) -> None:
+        self._client.cancel(job_id)
+
+    def close(self) -> None:
+        self._client.close()
+
+
+class BackgroundLoad:
+    """The copy's load generator, in a thread of the profiling process (its workers are processes)."""
+
+    def __init__(self, plan: LoadPlan) -> None:
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=run_parallel_load, args=(plan,),
+                                        kwargs={"should_stop": self._stop.is_set}, daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(30)
 
 
 class LocalClusterPool:

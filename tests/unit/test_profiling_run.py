@@ -1,0 +1,193 @@
+"""One profiling run on a fake cluster (fakes of the run's own ports: no Flink, no Kafka): its phases come
+in order; whatever ends it (a refused job, a cluster that will not start, an error in any phase, a stop
+request) the load is stopped, the copy's cluster released and its topics deleted; and a job whose copy
+could not get topics of its own is refused before any cluster starts."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+
+import pytest
+
+from chronos.jobs.copies import JobCopy
+from chronos.jobs.rates import RateProfile, TraceRate
+from chronos.model import CheckpointSettings, JobSpec
+from chronos.profiler.records import RunConfig
+from chronos.profiler.run import RunInterrupted, RunPlan, execute_run
+from tests.support.chaos_world import World
+
+SPEC = JobSpec("fleet", "/jobs/fleet.py", ("--input-topic", "in", "--output-topic", "out"))
+PLAN = RunPlan("p1", SPEC, TraceRate((0.0,), (1000.0,)), faults=1, steady_s=5, warmup_s=5, hold_s=3, timeout_s=60)
+
+
+class Boom(Exception):
+    pass
+
+
+@dataclass
+class Log:
+    events: list[str] = field(default_factory=list)
+    fail_at: str | None = None  # the event that raises
+    stop_at: str | None = None  # the event at which a stop is requested
+    stop: threading.Event = field(default_factory=threading.Event)
+
+    def __call__(self, event: str) -> None:
+        self.events.append(event)
+        if self.stop_at == event:
+            self.stop.set()
+        if self.fail_at == event:
+            raise Boom(event)
+
+
+class Load:
+    def __init__(self, log: Log) -> None:
+        self.log = log
+
+    def stop(self) -> None:
+        self.log("load stopped")
+
+
+class Control:
+    def __init__(self, log: Log, world: World) -> None:
+        self.log, self.world = log, world
+
+    def submit(self, spec: JobSpec, settings: CheckpointSettings) -> str:
+        self.log(f"submit {spec.name} at {settings.interval_ms} ms")
+        return "j1"
+
+    def wait_until_running(self, job_id: str, timeout_s: float) -> None:
+        self.log("running")
+
+    def cancel(self, job_id: str) -> None:
+        self.log("cancel")
+
+    def close(self) -> None:
+        self.log("control closed")
+
+
+class Signals(World):
+    def __init__(self, log: Log, world: World) -> None:
+        self.log, self.world = log, world
+
+    def __getattr__(self, name: str):  # type: ignore[no-untyped-def]
+        return getattr(self.world, name)
+
+    def sample(self):  # type: ignore[no-untyped-def]
+        return self.world.sample()
+
+    def checkpoint_history(self):  # type: ignore[no-untyped-def]
+        return self.world.checkpoint_history()
+
+    def latencies_between(self, since_ms: int, until_ms: int) -> list[float]:
+        return [3000.0, 3100.0]
+
+    def close(self) -> None:
+        self.log("signals closed")
+
+
+class Cluster:
+    bootstrap = "127.0.0.1:9092"
+
+    def __init__(self, log: Log, world: World) -> None:
+        self.log, self.world = log, world
+
+    def fault(self) -> World:
+        self.log("fault")
+        return self.world
+
+    def taskmanager_cpu_seconds(self) -> float | None:
+        return 1.0
+
+    def control(self) -> Control:
+        return Control(self.log, self.world)
+
+    def signals(self, job_id: str, copy: JobCopy) -> Signals:
+        self.log("signals")
+        return Signals(self.log, self.world)
+
+    def create_topics(self, topics: list[str], partitions: int) -> None:
+        self.log("topics created")
+
+    def delete_topics(self, topics: list[str]) -> None:
+        self.log("topics deleted")
+
+    def start_load(self, topic: str, rate: RateProfile, vehicles: int, run_id: str, workers: int) -> Load:
+        self.log(f"load {rate.rate_at(0):.0f}/s")
+        return Load(self.log)
+
+
+@dataclass
+class Pool:
+    log: Log
+    world: World = field(default_factory=World)
+    refuse: bool = False
+
+    def acquire(self, run_id: str) -> Cluster:
+        self.log("acquire")
+        if self.refuse:
+            raise Boom("no slots")
+        return Cluster(self.log, self.world)
+
+    def release(self, cluster: object) -> None:
+        self.log("release")
+
+
+def run(log: Log, plan: RunPlan = PLAN, pool: Pool | None = None):  # type: ignore[no-untyped-def]
+    pool = pool or Pool(log)
+    world = pool.world
+    return execute_run(plan, 1, RunConfig(10_000, 2.0), pool, stop=log.stop, on_phase=lambda p: log(f"phase {p.split(' (')[0]}"),
+                       wall_ms=world.wall_ms, clock=lambda: world.now_ms / 1000, sleep=world.sleep)
+
+
+CLEANUP = ["phase cleaning up", "load stopped", "control closed", "release", "topics deleted"]
+
+
+def test_a_run_goes_through_its_phases_in_order_and_leaves_nothing() -> None:
+    log = Log()
+    result = run(log)
+    assert result.status == "completed" and result.load_rate == 2000 and len(result.recoveries) == 1
+    assert result.steady is not None and result.steady.p99_ms == pytest.approx(3099, abs=1)
+    assert log.events == [
+        "phase starting a cluster", "acquire", "topics created", "load 2000/s", "phase submitting",
+        "submit fleet-profile-" + result.run_id + " at 10000 ms", "running", "signals",
+        "phase waiting for two checkpoints", "phase steady state", "phase fault 1/1", "fault", "signals closed",
+        "cancel", *CLEANUP]
+
+
+@pytest.mark.parametrize("fail_at", ["topics created", "load 2000/s", "running", "signals", "phase steady state",
+                                     "fault", "cancel"])
+def test_an_error_in_any_phase_is_a_failed_run_that_cleans_up_after_itself(fail_at: str) -> None:
+    log = Log(fail_at=fail_at)
+    result = run(log)
+    assert result.status == "failed" and "Boom" in (result.error or "")
+    started = log.events.index(f"{fail_at}")
+    expected = [e for e in CLEANUP if (e != "load stopped" or "load 2000/s" in log.events[:started])
+                and (e != "control closed" or "phase submitting" in log.events)]
+    assert log.events[-len(expected):] == expected, "stopped what it started, released the cluster, deleted the topics"
+
+
+@pytest.mark.parametrize("stop_at", ["acquire", "topics created", "running", "phase steady state", "phase fault 1/1"])
+def test_a_stop_request_is_honoured_at_each_phase_and_cleans_up(stop_at: str) -> None:
+    log = Log(stop_at=stop_at)
+    with pytest.raises(RunInterrupted):
+        run(log)
+    assert ("release" in log.events and "load stopped" in log.events) or stop_at == "acquire"
+    assert log.events[-1] == "topics deleted" and "cancel" not in log.events
+
+
+def test_a_cluster_that_will_not_start_is_a_failed_run() -> None:
+    log = Log()
+    result = run(log, pool=Pool(log, refuse=True))
+    assert result.status == "failed" and "cluster: no slots" in (result.error or "")
+    assert "release" not in log.events and "load stopped" not in log.events
+
+
+def test_a_job_its_copy_cannot_get_topics_for_is_refused_before_any_cluster_starts() -> None:
+    from chronos.errors import InvalidInput
+
+    log = Log()
+    plan = RunPlan("p1", JobSpec("fleet", "/jobs/fleet.py", ("--topic", "in")), TraceRate((0.0,), (1000.0,)))
+    with pytest.raises(InvalidInput, match="does not take --input-topic and --output-topic"):
+        run(log, plan)
+    assert log.events == []
