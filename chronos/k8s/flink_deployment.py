@@ -23,7 +23,7 @@ from chronos.clock import wall_ms
 from chronos.errors import ChronosError, InvalidInput
 from chronos.k8s.kube_config import REQUEST_TIMEOUT, kube_call, load_kube_config
 from chronos.model import format_interval, parse_interval_ms
-from chronos.tune.journal import Retune, TuneJournal
+from chronos.tune.journal import Journal, Retune
 from chronos.tune.retune import RetuneOutcome, TunedJob
 
 INTERVAL_KEY = "execution.checkpointing.interval"
@@ -125,7 +125,7 @@ class DeploymentRealizer:
         api: DeploymentApi,
         namespace: str,
         deployment: str,
-        journal: TuneJournal,
+        journal: Journal,
         *,
         interval_in_force: Callable[[str], int] | None = None,
         wall_ms: Callable[[], int] = wall_ms,

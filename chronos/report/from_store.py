@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 
 from chronos.metrics.views import Dashboard, View
 from chronos.report.curves import Curve, Marker, Panel
-from chronos.tune.journal import DecisionRecord, LiveRecovery, Retune, TuneJournal
+from chronos.tune.journal import DecisionRecord, Journal, LiveRecovery, Retune
 
 Column = Callable[[DecisionRecord], float | None]
 
@@ -30,7 +30,7 @@ def _violation_share(rows: Sequence[DecisionRecord], column: Column) -> tuple[li
 
 
 class StoreViews:
-    def __init__(self, journal: TuneJournal) -> None:
+    def __init__(self, journal: Journal) -> None:
         self._journal = journal
 
     def panel(self, view: View, job_name: str, since_ms: int, until_ms: int) -> Panel:

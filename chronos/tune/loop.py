@@ -32,7 +32,7 @@ from chronos.optimizer.model_values import Observation
 from chronos.optimizer.policy import TunePolicy
 from chronos.tune.failures import FailureWatch, ObservedFailure
 from chronos.tune.fitting import ModelBook
-from chronos.tune.journal import DECISION_RETENTION_MS, DecisionRecord, LiveRecovery, TuneJournal
+from chronos.tune.journal import DECISION_RETENTION_MS, DecisionRecord, Journal, LiveRecovery
 from chronos.tune.outages import OutageEvent, Outages
 from chronos.tune.qos_account import QosAccount
 from chronos.tune.readings import NEEDED_FOR_DECISIONS, NEEDED_FOR_FAILURES, LiveReading
@@ -93,7 +93,7 @@ class TuneLoop:
         policy: TunePolicy,
         collector: Collector,
         retuner: Realizer,
-        journal: TuneJournal,
+        journal: Journal,
         models: ModelBook,
         observer: TuneObserver,
         settings: LoopSettings = LoopSettings(),

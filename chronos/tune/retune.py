@@ -28,7 +28,7 @@ from chronos.backoff import Backoff
 from chronos.clock import wall_ms
 from chronos.errors import ChronosError, FlinkRequestFailed
 from chronos.model import TERMINAL_STATES, CheckpointSettings, JobSpec, format_interval
-from chronos.tune.journal import TO_SUBMIT, Retune, Step, TuneJournal
+from chronos.tune.journal import TO_SUBMIT, Journal, Retune, Step
 
 SUBMIT_RETRY = Backoff(first_s=2.0, factor=2.0, max_s=30.0)  # 2, 4, 8 s (jittered) between resubmissions
 
@@ -81,7 +81,7 @@ class Retuner:
     def __init__(
         self,
         control: JobControl,
-        journal: TuneJournal,
+        journal: Journal,
         *,
         wall_ms: Callable[[], int] = wall_ms,
         clock: Callable[[], float] = time.monotonic,

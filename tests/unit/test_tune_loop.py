@@ -24,8 +24,8 @@ from chronos.tune.outages import OutageEvent
 from chronos.tune.readings import LiveReading
 from chronos.tune.retune import RetuneOutcome, Retuner, TunedJob
 from tests.support.clocks import Clock
+from tests.support.fake_cluster import FakeCluster
 from tests.support.truths import latency_truth, recovery_truth
-from tests.unit.fake_cluster import FakeCluster
 
 SPEC = JobSpec("vehicle-stats", "/jobs/vehicle_stats_job.py")
 POLICY = TunePolicy(latency_p99_ms=1500, recovery_s=60, startup_grace_s=60, cooldown_s=300)

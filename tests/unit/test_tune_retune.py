@@ -11,7 +11,7 @@ import pytest
 from chronos.model import CheckpointSettings, JobSpec
 from chronos.tune.journal import TuneJournal
 from chronos.tune.retune import Retuner, TunedJob
-from tests.unit.fake_cluster import Crash, FakeCluster
+from tests.support.fake_cluster import Crash, FakeCluster
 
 Setup = tuple["FakeCluster", TuneJournal, TunedJob]
 SPEC = JobSpec("vehicle-stats", "/jobs/vehicle_stats_job.py")

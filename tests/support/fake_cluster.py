@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from chronos.errors import FlinkRequestFailed
-from chronos.model import CheckpointSettings, JobSpec
+from chronos.model import TERMINAL_STATES, CheckpointSettings, JobSpec
 
 
 class Crash(BaseException):
@@ -42,11 +42,11 @@ class FakeCluster:
         return job_id
 
     def live(self) -> list[str]:
-        return [jid for jid, j in self.jobs.items() if j.state not in {"FINISHED", "CANCELED", "FAILED"}]
+        return [jid for jid, j in self.jobs.items() if j.state not in TERMINAL_STATES]
 
     # -- JobControl --
     def state(self, job_id: str) -> str:
-        return self.jobs[job_id].state
+        return self.jobs[job_id].state if job_id in self.jobs else "UNKNOWN"
 
     def stop_with_savepoint(self, job_id: str) -> str:
         job = self.jobs[job_id]
@@ -73,7 +73,7 @@ class FakeCluster:
         return job_id
 
     def wait_until_running(self, job_id: str, timeout_s: float) -> None:
-        if self.jobs[job_id].state != "RUNNING":
+        if self.state(job_id) != "RUNNING":
             raise FlinkRequestFailed(f"job {job_id} is {self.jobs[job_id].state}")
 
     def interval_ms(self, job_id: str) -> int:
