@@ -35,9 +35,9 @@ from chronos.flink.submit import CliSubmitter, JobSubmitter, RestSubmitter
 from chronos.jobs.demo import DemoSettings, demo_spec
 from chronos.jobs.output import committed_consumer, committed_records
 from chronos.jobs.parallel_load import LoadPlan, run_parallel_load
-from chronos.jobs.rates import ConstantRate
 from chronos.jobs.topics import ensure_topics
 from chronos.model import CheckpointSettings, JobSpec
+from chronos.rates import ConstantRate
 from chronos.stack.local_stack import StackOptions, down, up
 from chronos.stack.state import StackState
 from chronos.tune.journal import TuneJournal

@@ -89,8 +89,8 @@ def forecast_section(step_s: float = 5.0, horizon_s: float = 300.0, seed: int = 
     on the load generator's profiles sampled as the tuner samples (every 5 s, 3 % reading noise)."""
     import random
 
-    from chronos.jobs.rates import ConstantRate, SineRate, StepRate
     from chronos.optimizer.forecast import FORECASTERS, forecast_rate
+    from chronos.rates import ConstantRate, SineRate, StepRate
 
     rng = random.Random(seed)
     profiles = {"constant 3,000": ConstantRate(3000), "step 1,000 -> 5,000 at 30 min": StepRate(1000, 5000, 1800),

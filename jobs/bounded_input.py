@@ -23,9 +23,9 @@ from chronos.errors import KafkaUnavailable
 from chronos.jobs.fleet import VehicleFleet
 from chronos.jobs.loadgen import KafkaEventSink, LoadReport, run_load
 from chronos.jobs.output import OutputRecord
-from chronos.jobs.rates import ConstantRate
 from chronos.jobs.topic_offsets import groupless_consumer
 from chronos.model import DeliveryCheck
+from chronos.rates import ConstantRate
 
 
 def _assign_from(consumer: Any, topic: str, offsets: dict[Any, int] | None) -> dict[Any, int]:

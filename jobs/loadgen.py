@@ -17,7 +17,7 @@ from chronos.clock import wall_ms
 from chronos.errors import KafkaUnavailable
 from chronos.jobs.fleet import VehicleFleet, flush_event
 from chronos.jobs.kafka_bootstrap import require_reachable
-from chronos.jobs.rates import RateProfile
+from chronos.rates import RateProfile
 
 
 class EventSink(Protocol):

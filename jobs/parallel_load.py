@@ -21,7 +21,7 @@ from multiprocessing.synchronize import Event
 from chronos.errors import ChronosError
 from chronos.jobs.fleet import VehicleFleet, flush_event
 from chronos.jobs.loadgen import KafkaEventSink, LoadProgress, LoadReport, run_load
-from chronos.jobs.rates import RateProfile, ScaledRate
+from chronos.rates import RateProfile, ScaledRate
 
 
 @dataclass(frozen=True)

@@ -47,3 +47,19 @@ def delete_topics(bootstrap: str, names: Sequence[str]) -> None:
             admin.delete_topics(existing)
     finally:
         admin.close()
+
+
+def broker_answers(bootstrap: str) -> str | None:
+    """None if the broker answers a metadata request now, else why not (one short line)."""
+    from kafka import KafkaAdminClient
+    from kafka.errors import KafkaError
+
+    try:
+        admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=3000)
+        try:
+            admin.list_topics()
+            return None
+        finally:
+            admin.close()
+    except (KafkaError, OSError, ValueError) as exc:
+        return str(exc) or type(exc).__name__

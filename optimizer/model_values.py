@@ -37,3 +37,13 @@ class Model(Protocol):
     def report(self) -> FitReport: ...
 
     def predict(self, interval_s: float, rate: float) -> Prediction: ...
+
+
+@dataclass(frozen=True)
+class ProfileObservations:
+    """What a profile says about a job, as model points: recovery (s), steady p99 (ms) and checkpoint
+    duration (s), each against interval and load."""
+
+    recovery: tuple[Observation, ...]
+    latency: tuple[Observation, ...]  # steady-state p99 (ms) per run
+    checkpoint: tuple[Observation, ...] = ()  # median checkpoint duration (s) per run

@@ -21,11 +21,11 @@ from chronos.chaos.faults import FaultInjector
 from chronos.chaos.measure import SignalSource, measure_recovery
 from chronos.chaos.timing import WorstCase
 from chronos.clock import wall_ms
-from chronos.jobs.copies import JobCopy, profiling_copy
-from chronos.jobs.rates import RateProfile, ScaledRate, TraceRate
 from chronos.model import CheckpointSettings, JobSpec, RecoveryMeasurement, SignalSample
+from chronos.profiler.copies import JobCopy, profiling_copy
 from chronos.profiler.records import ProfileRun, RunConfig
 from chronos.profiler.steady import summarise_steady
+from chronos.rates import RateProfile, ScaledRate, TraceRate
 
 
 class CopyControl(Protocol):

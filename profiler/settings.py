@@ -7,8 +7,8 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from chronos.errors import InvalidInput, field_error
-from chronos.jobs.rates import TraceRate
 from chronos.model import JobSpec
+from chronos.rates import TraceRate
 
 
 class ProfileSettings(BaseModel):

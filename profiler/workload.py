@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from chronos.errors import InvalidInput
-from chronos.jobs.rates import TraceRate
+from chronos.rates import TraceRate
 
 
 class OffsetReader(Protocol):

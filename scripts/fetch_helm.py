@@ -44,7 +44,8 @@ def main(target: Path) -> int:
     partial.write_bytes(binary)
     partial.chmod(0o755)
     partial.replace(target)
-    print(f"installed {target} ({subprocess.run([str(target), 'version', '--short'], capture_output=True, text=True).stdout.strip()})")
+    version = subprocess.run([str(target), "version", "--short"], capture_output=True, text=True, timeout=30)
+    print(f"installed {target} ({version.stdout.strip()})")
     return 0
 
 

@@ -22,9 +22,9 @@ from chronos.flink.submit import RestSubmitter
 from chronos.jobs.demo import DemoSettings, demo_spec
 from chronos.jobs.fleet import VehicleFleet
 from chronos.jobs.loadgen import KafkaEventSink, LoadReport, run_load
-from chronos.jobs.rates import ConstantRate
 from chronos.jobs.topics import ensure_topics
 from chronos.model import CheckpointSettings, JobSpec
+from chronos.rates import ConstantRate
 from chronos.stack.local_stack import StackOptions, down, up
 from chronos.stack.service_account import DEFAULT_SERVICE_USER
 from chronos.stack.state import StackState

@@ -18,7 +18,7 @@ load_app = typer.Typer(help="The load generator (vehicle events into Kafka).", n
 
 def _profile(kind: str, rate: float, to: float | None, at: float, amplitude: float, period: float,
              trace: Path | None) -> Any:
-    from chronos.jobs.rates import ConstantRate, SineRate, StepRate, load_trace
+    from chronos.rates import ConstantRate, SineRate, StepRate, load_trace
 
     if rate < 0:
         raise InvalidInput(f"invalid rate {rate}: it cannot be negative")

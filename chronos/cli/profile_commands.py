@@ -104,11 +104,11 @@ def profile_run(
 ) -> None:
     """Profile copies of the job on clusters of their own; the live job, its topics and output are untouched."""
     from chronos.cli import wiring
-    from chronos.jobs.rates import TraceRate, load_trace
     from chronos.profiler.profile import ProfileLimits, check_budget, run_profile
     from chronos.profiler.run import RunPlan, check_profilable
     from chronos.profiler.settings import ProfileSettings
     from chronos.profiler.study import ProfileSpace, ProfileStudy, QosTargets, space_filling_design
+    from chronos.rates import TraceRate, load_trace
     from chronos.stack.profiling_clusters import available_memory_gib, check_capacity
 
     sd = stack_dir_of(stack_dir)

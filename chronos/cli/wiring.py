@@ -18,11 +18,11 @@ from chronos.flink.job_control import RestJobControl
 from chronos.flink.rest import FlinkRestClient
 from chronos.flink.submit import CliSubmitter, JobSubmitter, RestSubmitter
 from chronos.jobs.bounded_input import ExperimentInput
-from chronos.jobs.rates import TraceRate
 from chronos.k8s.flink_deployment import DeploymentRealizer
 from chronos.model import CheckpointSettings, JobIO, JobSpec, check_bootstrap
 from chronos.profiler.settings import ProfileSettings
 from chronos.profiler.store import ProfileStore
+from chronos.rates import TraceRate
 from chronos.signals.live import LiveSignals
 from chronos.signals.tune_signals import KafkaJobCollector
 from chronos.stack.faults import KillPythonWorker, KillTaskManager, PauseTaskManager, RestartKafka, resume_taskmanagers
@@ -313,8 +313,9 @@ def model_book(db: Path, job_name: str, journal: TuneJournal, strategy: str = "c
                fit_timeout_s: float = 300.0) -> ModelBook:
     """Models from every profile of this job in the database, plus the live recoveries seen so far
     (Khaos's linear models for the Khaos-style strategy, the best held-out family otherwise)."""
-    from chronos.optimizer.model_values import Model, Observation
-    from chronos.tune.fitting import ProfileObservations, fit_in_child, profile_observations
+    from chronos.optimizer.model_values import Model, Observation, ProfileObservations
+    from chronos.profiler.observations import profile_observations
+    from chronos.tune.fitting import fit_in_child
 
     observations = ProfileObservations((), (), ())
     if db.exists():

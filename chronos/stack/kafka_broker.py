@@ -115,22 +115,16 @@ def start_broker(lib_dir: Path, home: Path, port: int, controller_port: int, acc
 def wait_ready(bootstrap: str, process: ProcessRecord | None, timeout_s: float = 60.0) -> None:
     """Ready means the broker answers a metadata request, not that its port is open. `process` None:
     a broker this stack did not start."""
-    from kafka import KafkaAdminClient
-    from kafka.errors import KafkaError
+    from chronos.jobs.topics import broker_answers
 
     deadline = time.monotonic() + timeout_s
     last = "no answer"
     while time.monotonic() < deadline:
         if process is not None and not running(process):
             raise KafkaUnavailable(f"the Kafka broker (pid {process.pid}) exited during start; see its log")
-        try:
-            admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=3000)
-            try:
-                admin.list_topics()
-                return
-            finally:
-                admin.close()
-        except (KafkaError, OSError, ValueError) as exc:
-            last = str(exc) or type(exc).__name__
+        problem = broker_answers(bootstrap)
+        if problem is None:
+            return
+        last = problem
         time.sleep(0.5)
     raise KafkaUnavailable(f"the Kafka broker at {bootstrap} did not become ready: {last}")

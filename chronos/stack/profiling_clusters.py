@@ -19,11 +19,11 @@ from chronos.errors import StackError
 from chronos.flink.distribution import find_distribution
 from chronos.flink.rest import FlinkRestClient
 from chronos.flink.submit import RestSubmitter
-from chronos.jobs.copies import JobCopy
 from chronos.jobs.parallel_load import LoadPlan, run_parallel_load
-from chronos.jobs.rates import RateProfile
 from chronos.jobs.topics import delete_topics, ensure_topics
 from chronos.model import CheckpointSettings, JobSpec
+from chronos.profiler.copies import JobCopy
+from chronos.rates import RateProfile
 from chronos.signals.live import LiveSignals
 from chronos.stack.faults import KillTaskManager
 from chronos.stack.local_stack import StackOptions, down, up

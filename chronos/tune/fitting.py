@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import multiprocessing
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from multiprocessing.connection import Connection
 
 from chronos.errors import ChronosError
 from chronos.model import describe
 from chronos.optimizer.evaluate import JobModels
-from chronos.optimizer.model_values import Model, Observation
-from chronos.profiler.records import ProfileRun
+from chronos.optimizer.model_values import Model, Observation, ProfileObservations
 
 Fitter = Callable[[Sequence[Observation], int], Model]
 
@@ -28,28 +26,6 @@ MAX_LIVE_RECOVERIES = 500  # the newest live recoveries fitted: a bounded memory
 
 class FitFailed(ChronosError):
     """A model could not be fitted (the child timed out, was killed, or raised): keep the models there are."""
-
-
-@dataclass(frozen=True)
-class ProfileObservations:
-    recovery: tuple[Observation, ...]
-    latency: tuple[Observation, ...]  # steady-state p99 (ms) per run
-    checkpoint: tuple[Observation, ...] = ()  # median checkpoint duration (s) per run
-
-
-def profile_observations(runs: Sequence[ProfileRun]) -> ProfileObservations:
-    recovery, latency, checkpoint = [], [], []
-    for run in runs:
-        if run.status != "completed":
-            continue
-        interval_s = run.config.interval_ms / 1000
-        recovery += [Observation(interval_s, run.load_rate, m.recovery_s) for m in run.recoveries
-                     if m.recovery_s is not None]
-        if run.steady is not None and run.steady.p99_ms is not None:
-            latency.append(Observation(interval_s, run.load_rate, run.steady.p99_ms))
-        if run.steady is not None and run.steady.checkpoint_duration_ms:
-            checkpoint.append(Observation(interval_s, run.load_rate, run.steady.checkpoint_duration_ms / 1000))
-    return ProfileObservations(tuple(recovery), tuple(latency), tuple(checkpoint))
 
 
 def _fit_and_send(out: Connection, observations: list[Observation], seed: int,

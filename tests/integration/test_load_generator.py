@@ -8,8 +8,8 @@ from pathlib import Path
 from kafka import KafkaConsumer, TopicPartition
 
 from chronos.jobs.parallel_load import LoadPlan, run_parallel_load
-from chronos.jobs.rates import ConstantRate
 from chronos.jobs.topics import ensure_topics
+from chronos.rates import ConstantRate
 from chronos.stack.state import StackState
 
 

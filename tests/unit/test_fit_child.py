@@ -12,9 +12,9 @@ from multiprocessing.connection import Connection
 import psutil
 import pytest
 
-from chronos.optimizer.model_values import Observation
+from chronos.optimizer.model_values import Observation, ProfileObservations
 from chronos.optimizer.models import fit_best
-from chronos.tune.fitting import FitFailed, ModelBook, ProfileObservations, fit_in_child
+from chronos.tune.fitting import FitFailed, ModelBook, fit_in_child
 
 POINTS = [Observation(i, r, 20 + i * r / 2000) for i in (2, 5, 10, 30) for r in (1000, 4000)]
 

@@ -6,7 +6,7 @@ import pytest
 
 from chronos.jobs.fleet import FLUSH_VEHICLE, VehicleFleet
 from chronos.jobs.loadgen import run_load
-from chronos.jobs.rates import ConstantRate, StepRate
+from chronos.rates import ConstantRate, StepRate
 
 
 class FakeClock:

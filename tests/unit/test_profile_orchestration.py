@@ -7,13 +7,13 @@ from typing import Any
 import pytest
 
 from chronos.errors import InvalidInput
-from chronos.jobs.rates import TraceRate
 from chronos.model import FaultRecord, JobSpec, RecoveryMeasurement
 from chronos.profiler.profile import ProfileLimits, check_budget, run_profile
 from chronos.profiler.records import ProfileRun, RunConfig
 from chronos.profiler.run import RunInterrupted, RunPlan
 from chronos.profiler.store import ProfileStore
 from chronos.profiler.study import ProfileSpace, ProfileStudy, QosTargets
+from chronos.rates import TraceRate
 
 PLAN = RunPlan("p1", JobSpec("j", "j.py", ("--input-topic", "i", "--output-topic", "o")), TraceRate((0.0,), (1000.0,)))
 TARGETS = QosTargets(max_recovery_s=40, max_p99_ms=2000)

@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 
 from chronos.errors import InvalidInput
-from chronos.jobs.rates import load_trace, save_trace
 from chronos.profiler.workload import record_trace
+from chronos.rates import load_trace, save_trace
 
 
 class Topic:

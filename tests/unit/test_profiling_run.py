@@ -10,11 +10,11 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from chronos.jobs.copies import JobCopy
-from chronos.jobs.rates import RateProfile, TraceRate
 from chronos.model import CheckpointSettings, JobSpec
+from chronos.profiler.copies import JobCopy
 from chronos.profiler.records import RunConfig
 from chronos.profiler.run import RunInterrupted, RunPlan, execute_run
+from chronos.rates import RateProfile, TraceRate
 from tests.support.chaos_world import World
 
 SPEC = JobSpec("fleet", "/jobs/fleet.py", ("--input-topic", "in", "--output-topic", "out"))

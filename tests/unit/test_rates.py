@@ -3,7 +3,7 @@ from pathlib import Path
 import pytest
 
 from chronos.errors import InvalidInput
-from chronos.jobs.rates import ConstantRate, SineRate, StepRate, events_due, load_trace
+from chronos.rates import ConstantRate, SineRate, StepRate, events_due, load_trace
 
 
 def test_step_changes_rate_at_the_step() -> None:

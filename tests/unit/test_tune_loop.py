@@ -13,11 +13,11 @@ import pytest
 from chronos.model import CheckpointSettings, JobSpec, SourceFailure
 from chronos.optimizer.decide import Decision
 from chronos.optimizer.evaluate import Evaluation, JobModels
-from chronos.optimizer.model_values import Observation
+from chronos.optimizer.model_values import Observation, ProfileObservations
 from chronos.optimizer.models import fit_best
 from chronos.optimizer.policy import TunePolicy
 from chronos.tune.failures import ObservedFailure
-from chronos.tune.fitting import ModelBook, ProfileObservations
+from chronos.tune.fitting import ModelBook
 from chronos.tune.journal import TuneJournal
 from chronos.tune.loop import LoopSettings, TuneLoop
 from chronos.tune.outages import OutageEvent

@@ -1,0 +1,24 @@
+"""A profile's runs as the points the tuner's models are fitted on (completed runs only; a run that could
+not measure something contributes nothing to that model)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from chronos.optimizer.model_values import Observation, ProfileObservations
+from chronos.profiler.records import ProfileRun
+
+
+def profile_observations(runs: Sequence[ProfileRun]) -> ProfileObservations:
+    recovery, latency, checkpoint = [], [], []
+    for run in runs:
+        if run.status != "completed":
+            continue
+        interval_s = run.config.interval_ms / 1000
+        recovery += [Observation(interval_s, run.load_rate, m.recovery_s) for m in run.recoveries
+                     if m.recovery_s is not None]
+        if run.steady is not None and run.steady.p99_ms is not None:
+            latency.append(Observation(interval_s, run.load_rate, run.steady.p99_ms))
+        if run.steady is not None and run.steady.checkpoint_duration_ms:
+            checkpoint.append(Observation(interval_s, run.load_rate, run.steady.checkpoint_duration_ms / 1000))
+    return ProfileObservations(tuple(recovery), tuple(latency), tuple(checkpoint))
