@@ -23,7 +23,7 @@ from chronos.chaos.timing import WorstCase
 from chronos.clock import wall_ms
 from chronos.model import CheckpointSettings, JobSpec, RecoveryMeasurement, SignalSample
 from chronos.profiler.copies import JobCopy, profiling_copy
-from chronos.profiler.records import ProfileRun, RunConfig
+from chronos.profiler.records import ProfileRun, RunConfig, SteadyState
 from chronos.profiler.steady import summarise_steady
 from chronos.rates import RateProfile, ScaledRate, TraceRate
 
@@ -155,28 +155,7 @@ def execute_run(
         check()
         signals = cluster.signals(job_id, copy)
         try:
-            on_phase("waiting for two checkpoints")
-            deadline = clock() + 2 * config.interval_ms / 1000 + 60
-            while len(signals.checkpoint_history().completed) < 2 and clock() < deadline:
-                wait(1)
-            on_phase("steady state")
-            window_start, cpu_start = wall_ms(), cluster.taskmanager_cpu_seconds()
-            while wall_ms() - window_start < plan.steady_s * 1000:
-                samples.append(signals.sample())
-                wait(0.5)
-            window_end, cpu_end = wall_ms(), cluster.taskmanager_cpu_seconds()
-            cpu = cpu_end - cpu_start if cpu_start is not None and cpu_end is not None else None
-            checkpoints = [c for c in signals.checkpoint_history().completed if window_start <= c.trigger_ms < window_end]
-            steady = summarise_steady(samples, signals.latencies_between(window_start, window_end), checkpoints, cpu,
-                                      (window_end - window_start) / 1000)
-            recoveries: list[RecoveryMeasurement] = []
-            for k in range(plan.faults):
-                check()
-                on_phase(f"fault {k + 1}/{plan.faults}")
-                recoveries.append(measure_recovery(
-                    signals, cluster.fault(), WorstCase(plan.before_s), warmup_s=plan.warmup_s, hold_s=plan.hold_s,
-                    timeout_s=plan.timeout_s, sleep=wait, on_sample=samples.append, wall_ms=wall_ms,
-                ))
+            steady, recoveries = _measure(plan, config, cluster, signals, samples, on_phase, wait, check, clock, wall_ms)
         finally:
             signals.close()
         control.cancel(job_id)
@@ -198,3 +177,33 @@ def execute_run(
         if copy is not None:
             with contextlib.suppress(Exception):  # the broker is the live stack's: its health is not this run's
                 cluster.delete_topics([copy.input_topic, copy.output_topic])
+
+
+def _measure(plan: RunPlan, config: RunConfig, cluster: ProfilingCluster, signals: CopySignals,
+             samples: list[SignalSample], on_phase: Callable[[str], None], wait: Callable[[float], None],
+             check: Callable[[], None], clock: Callable[[], float],
+             wall_ms: Callable[[], int]) -> tuple[SteadyState, list[RecoveryMeasurement]]:
+    """Two checkpoints, the steady window, then the faults: what the run is for."""
+    on_phase("waiting for two checkpoints")
+    deadline = clock() + 2 * config.interval_ms / 1000 + 60
+    while len(signals.checkpoint_history().completed) < 2 and clock() < deadline:
+        wait(1)
+    on_phase("steady state")
+    window_start, cpu_start = wall_ms(), cluster.taskmanager_cpu_seconds()
+    while wall_ms() - window_start < plan.steady_s * 1000:
+        samples.append(signals.sample())
+        wait(0.5)
+    window_end, cpu_end = wall_ms(), cluster.taskmanager_cpu_seconds()
+    cpu = cpu_end - cpu_start if cpu_start is not None and cpu_end is not None else None
+    checkpoints = [c for c in signals.checkpoint_history().completed if window_start <= c.trigger_ms < window_end]
+    steady = summarise_steady(samples, signals.latencies_between(window_start, window_end), checkpoints, cpu,
+                              (window_end - window_start) / 1000)
+    recoveries: list[RecoveryMeasurement] = []
+    for k in range(plan.faults):
+        check()
+        on_phase(f"fault {k + 1}/{plan.faults}")
+        recoveries.append(measure_recovery(
+            signals, cluster.fault(), WorstCase(plan.before_s), warmup_s=plan.warmup_s, hold_s=plan.hold_s,
+            timeout_s=plan.timeout_s, sleep=wait, on_sample=samples.append, wall_ms=wall_ms,
+        ))
+    return steady, recoveries

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from dataclasses import asdict
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
@@ -16,6 +16,14 @@ from chronos.cli.graceful import graceful_stop
 from chronos.errors import InvalidInput
 from chronos.model import parse_interval_ms, path_safe
 from chronos.profiler.events import ProfileEvents
+from chronos.rates import TraceRate
+
+if TYPE_CHECKING:
+    from chronos.profiler.profile import ProfileLimits, ProfileOutcome
+    from chronos.profiler.run import RunPlan
+    from chronos.profiler.study import ProfileSpace, QosTargets
+    from chronos.stack.job_records import JobRecord
+    from chronos.stack.state import StackState
 
 profile_app = typer.Typer(
     help="Profile a job: copies of it at several checkpoint intervals and loads, with faults, results stored.",
@@ -107,8 +115,7 @@ def profile_run(
     from chronos.profiler.profile import ProfileLimits, check_budget, run_profile
     from chronos.profiler.run import RunPlan, check_profilable
     from chronos.profiler.settings import ProfileSettings
-    from chronos.profiler.study import ProfileSpace, ProfileStudy, QosTargets, space_filling_design
-    from chronos.rates import TraceRate, load_trace
+    from chronos.profiler.study import ProfileSpace, ProfileStudy, QosTargets
     from chronos.stack.profiling_clusters import available_memory_gib, check_capacity
 
     sd = stack_dir_of(stack_dir)
@@ -121,14 +128,7 @@ def profile_run(
             job_record = wiring.chronos_job(client, sd, job)
         check_profilable(job_record.spec)  # before minutes of recording, before any cluster starts
         lo, hi = _interval_range(intervals)
-        if trace is not None:
-            workload = load_trace(trace)
-        elif rate is not None:
-            if rate <= 0:
-                raise InvalidInput("--rate must be positive")
-            workload = TraceRate((0.0,), (rate,))
-        else:
-            workload = wiring.record_workload(state, job_record, parse_interval_ms(record) / 1000, err)
+        workload = _workload(state, job_record, trace, rate, record)
         settings = ProfileSettings(
             spec=job_record.spec, workload=(workload.times_s, workload.rates), interval_min_s=lo, interval_max_s=hi,
             loads=_scales(loads), faults=faults, steady_s=parse_interval_ms(steady) / 1000, seed=seed,
@@ -148,16 +148,7 @@ def profile_run(
     check_capacity(parallel, available_memory_gib())
     check_budget(plan, limits, space.interval_min_s)
     if dry_run:
-        first = space_filling_design(space, space.initial_design, settings.seed)
-        summary = {"profile_id": profile_id, "db": str(store.path), "workload_mean_rate":
-                   sum(plan.workload.rates) / len(plan.workload.rates), "space": asdict(space), "targets": asdict(targets),
-                   "limits": asdict(limits), "first_configurations": [asdict(c) for c in first],
-                   "estimated_run_s": [round(plan.estimate_s(c.interval_ms / 1000)) for c in first]}
-        if as_json:
-            print_json(summary)
-        else:
-            for key, value in summary.items():
-                out.print(f"{key:22} {value}", highlight=False)
+        _say_plan(profile_id, store.path, plan, space, targets, limits, settings.seed, as_json)
         return
     if not resume:
         store.create_profile(profile_id, spec.name, int(time.time() * 1000), settings.to_json())
@@ -172,9 +163,42 @@ def profile_run(
         slots = [progress.add_task(f"run {i + 1}: waiting", total=None, status="", count="") for i in range(parallel)]
         outcome = run_profile(plan, study, store, pool, limits, targets, stop=stop,
                               events=_Bars(progress, total, slots, runs))
-    result = {"profile_id": profile_id, "db": str(store.path), **asdict(outcome)}
+    _say_outcome(profile_id, store.path, outcome, as_json)
+
+
+def _workload(state: StackState, record: JobRecord, trace: Path | None, rate: float | None, window: str) -> TraceRate:
+    """The profile's workload: a trace file, a constant rate, or the live input recorded for `window`."""
+    from chronos.cli import wiring
+    from chronos.rates import load_trace
+
+    if trace is not None:
+        return load_trace(trace)
+    if rate is not None:
+        if rate <= 0:
+            raise InvalidInput("--rate must be positive")
+        return TraceRate((0.0,), (rate,))
+    return wiring.record_workload(state, record, parse_interval_ms(window) / 1000, err)
+
+
+def _say_plan(profile_id: str, db: Path, plan: RunPlan, space: ProfileSpace, targets: QosTargets,
+              limits: ProfileLimits, seed: int, as_json: bool) -> None:
+    from chronos.profiler.study import space_filling_design
+
+    first = space_filling_design(space, space.initial_design, seed)
+    summary = {"profile_id": profile_id, "db": str(db), "workload_mean_rate":
+               sum(plan.workload.rates) / len(plan.workload.rates), "space": asdict(space), "targets": asdict(targets),
+               "limits": asdict(limits), "first_configurations": [asdict(c) for c in first],
+               "estimated_run_s": [round(plan.estimate_s(c.interval_ms / 1000)) for c in first]}
     if as_json:
-        print_json(result)
+        print_json(summary)
+    else:
+        for key, value in summary.items():
+            out.print(f"{key:22} {value}", highlight=False)
+
+
+def _say_outcome(profile_id: str, db: Path, outcome: ProfileOutcome, as_json: bool) -> None:
+    if as_json:
+        print_json({"profile_id": profile_id, "db": str(db), **asdict(outcome)})
     else:
         out.print(f"profile {profile_id}: {outcome.completed} runs completed, {outcome.failed} failed in "
                   f"{outcome.elapsed_s / 60:.1f} min" + (" (stopped: `--resume` continues it)" if outcome.interrupted else ""))

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import time
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from prometheus_client import CollectorRegistry
 from pydantic import ValidationError
 
 from chronos.cli.common import RestUrl, StackDir, err, finite, out, print_json, stack_dir_of
@@ -99,12 +98,8 @@ def tune(
 
     Every retune is journaled: if chronos dies mid-retune, the next `chronos tune` finishes it first.
     """
-    from chronos.cli import wiring
-    from chronos.cli.tune_view import TuneDisplay
-    from chronos.metrics.exporter import Heartbeat, TuneMetrics, serve
-    from chronos.tune.journal import TuneJournal
-    from chronos.tune.loop import LoopSettings, TuneLoop
-    from chronos.tune.retune import Realizer, TunedJob
+    from chronos.cli.tuning_session import TuneRequest, run_tuner
+    from chronos.tune.loop import LoopSettings
 
     policy = build_policy(config, {
         "latency_p99_ms": None if latency_p99 is None else parse_interval_ms(latency_p99),
@@ -114,66 +109,19 @@ def tune(
         "max_retunes_per_hour": max_retunes_per_hour, "horizon_s": _seconds(horizon),
         "latency_window_s": _seconds(latency_window), "safety_margin": safety_margin,
     })
-    settings = LoopSettings(collect_every_s=parse_interval_ms(collect_every) / 1000,
-                            decide_every_s=parse_interval_ms(decide_every) / 1000, dry_run=dry_run)
-    run_for = _seconds(duration)
     _check_metrics_port(metrics_port, metrics_address)  # before any of the tuner is set up
     sd = stack_dir_of(stack_dir)
-    db_path = (db or sd / "profiles.db").expanduser()
-    journal = TuneJournal(db_path)
-    registry = CollectorRegistry()
-    metrics = TuneMetrics(registry)
-    heartbeat = Heartbeat(_seconds(stall_after) or 900.0)
-    display = TuneDisplay(metrics, err if not as_json else out, as_json, heartbeat)
-    server = None
-    if flink_deployment and job_file is None:
-        raise InvalidInput("--flink-deployment needs --job-file: the job's name and io (topics, latency source)")
-    with wiring.flink_client(sd, rest_url) as client:
-        retuner: Realizer
-        if flink_deployment:
-            assert job_file is not None
-            record, retuner = wiring.deployment_to_tune(client, flink_deployment, namespace, job_file, journal)
-        else:
-            record = wiring.job_to_tune(client, sd, job, journal)
-            retuner = wiring.retuner(client, sd, journal, record.io, pause_after_savepoint_s=pause_after_savepoint)
-        book = wiring.model_book(db_path, record.spec.name, journal, policy.strategy,
-                                 fit_timeout_s=parse_interval_ms(fit_timeout) / 1000)
-        tuned = TunedJob(record.job_id, record.spec, record.settings)
-        collector = wiring.tune_collector(client, sd, record, policy.latency_window_s, reporter_url)
-        loop = TuneLoop(tuned, policy, collector, retuner, journal, book, display, settings)
-        metrics.set_targets(record.spec.name, policy.latency_p99_ms / 1000, policy.recovery_s)
-        if metrics_port >= 0:
-            server = serve(registry, metrics_port, metrics_address, heartbeat)
-        display.start()
-        started = time.monotonic()
-        try:
-            with graceful_stop(err.print, "stopping after the current step (a retune in flight is finished first)") \
-                    as stop:
-                if server is not None:
-                    display.message(f"metrics on http://{metrics_address}:{server.port}/metrics")
-                display.message(f"tuning {record.spec.name} ({record.job_id}) at "
-                                f"{record.settings.interval_ms / 1000:g} s: p99 <= {policy.latency_p99_ms:g} ms, "
-                                f"recovery <= {policy.recovery_s:g} s, strategy {policy.strategy}"
-                                f"{', dry run' if dry_run else ''}")
-                display.watching(tuned)
-                display.describe_models(book.models)
-                if book.last_fit_error is not None:
-                    display.fit_failed(tuned, book.last_fit_error)
-                loop.start()
-                loop.run(stop, run_for)
-        finally:
-            display.stop()
-            collector.close()
-            if server is not None:
-                server.close()
-            journal.close()
-    summary = {"event": "summary", "job_id": loop.state.job.job_id, "interval_ms": loop.state.job.settings.interval_ms,
-               "decisions": display.decisions, "retunes": display.retunes, "failures": display.failures,
-               "latency_violation_s": round(loop.qos.latency_s, 1), "recovery_violation_s": round(loop.qos.recovery_s, 1),
-               "elapsed_s": round(time.monotonic() - started, 1), "dry_run": dry_run}
+    request = TuneRequest(
+        policy, LoopSettings(collect_every_s=parse_interval_ms(collect_every) / 1000,
+                             decide_every_s=parse_interval_ms(decide_every) / 1000, dry_run=dry_run),
+        job, (db or sd / "profiles.db").expanduser(), sd, rest_url, reporter_url, metrics_port, metrics_address,
+        parse_interval_ms(fit_timeout) / 1000, _seconds(stall_after) or 900.0, _seconds(duration), as_json,
+        pause_after_savepoint, flink_deployment, namespace, job_file)
+    with graceful_stop(err.print, "stopping after the current step (a retune in flight is finished first)") as stop:
+        summary = run_tuner(request, stop)
     if as_json:
-        print_json(summary)
+        print_json({"event": "summary", **asdict(summary)})
     else:
-        out.print(f"tuned {loop.state.job.job_id} for {summary['elapsed_s']:.0f} s: {display.decisions} decisions, "
-                  f"{display.retunes} retunes, interval now {loop.state.job.settings.interval_ms / 1000:g} s; "
-                  f"QoS violations: latency {summary['latency_violation_s']} s, recovery {summary['recovery_violation_s']} s")
+        out.print(f"tuned {summary.job_id} for {summary.elapsed_s:.0f} s: {summary.decisions} decisions, "
+                  f"{summary.retunes} retunes, interval now {summary.interval_ms / 1000:g} s; QoS violations: "
+                  f"latency {summary.latency_violation_s} s, recovery {summary.recovery_violation_s} s")

@@ -1,0 +1,123 @@
+"""The wiring of one `chronos tune`: journal, realizer, model book, collector, metrics, heartbeat and display
+built from the parsed flags, run until stopped, and closed in reverse whatever happens. `tune()` only
+parses flags into a `TuneRequest`; everything it starts is started and stopped here."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from threading import Event
+
+from prometheus_client import CollectorRegistry
+
+from chronos.cli import wiring
+from chronos.cli.common import err, out
+from chronos.cli.tune_view import TuneDisplay
+from chronos.errors import InvalidInput
+from chronos.metrics.exporter import Heartbeat, TuneMetrics, serve
+from chronos.optimizer.policy import TunePolicy
+from chronos.tune.journal import TuneJournal
+from chronos.tune.loop import LoopSettings, TuneLoop
+from chronos.tune.retune import Realizer, TunedJob
+
+
+@dataclass(frozen=True)
+class TuneRequest:
+    """`chronos tune`'s flags, parsed and checked."""
+
+    policy: TunePolicy
+    loop: LoopSettings
+    job: str | None
+    db: Path
+    stack_dir: Path
+    rest_url: str | None
+    reporter_urls: list[str] | None
+    metrics_port: int
+    metrics_address: str
+    fit_timeout_s: float
+    stall_after_s: float
+    run_for_s: float | None
+    as_json: bool
+    pause_after_savepoint_s: float = 0.0
+    flink_deployment: str | None = None
+    namespace: str = "default"
+    job_file: Path | None = None
+
+    def __post_init__(self) -> None:
+        if self.flink_deployment and self.job_file is None:
+            raise InvalidInput("--flink-deployment needs --job-file: the job's name and io (topics, latency source)")
+
+
+@dataclass(frozen=True)
+class TuneSummary:
+    job_id: str
+    interval_ms: int
+    decisions: int
+    retunes: int
+    failures: int
+    latency_violation_s: float
+    recovery_violation_s: float
+    elapsed_s: float
+    dry_run: bool
+
+
+@contextmanager
+def tuning_session(request: TuneRequest) -> Iterator[tuple[TuneLoop, TuneDisplay]]:
+    """The loop and its display, with every adapter behind them built and, on exit, closed."""
+    with ExitStack() as resources:
+        journal = TuneJournal(request.db)
+        resources.callback(journal.close)
+        registry = CollectorRegistry()
+        metrics = TuneMetrics(registry)
+        heartbeat = Heartbeat(request.stall_after_s)
+        display = TuneDisplay(metrics, err if not request.as_json else out, request.as_json, heartbeat)
+        client = resources.enter_context(wiring.flink_client(request.stack_dir, request.rest_url))
+        retuner: Realizer
+        if request.flink_deployment:
+            assert request.job_file is not None
+            record, retuner = wiring.deployment_to_tune(client, request.flink_deployment, request.namespace,
+                                                        request.job_file, journal)
+        else:
+            record = wiring.job_to_tune(client, request.stack_dir, request.job, journal)
+            retuner = wiring.retuner(client, request.stack_dir, journal, record.io,
+                                     pause_after_savepoint_s=request.pause_after_savepoint_s)
+        policy = request.policy
+        book = wiring.model_book(request.db, record.spec.name, journal, policy.strategy,
+                                 fit_timeout_s=request.fit_timeout_s)
+        collector = wiring.tune_collector(client, request.stack_dir, record, policy.latency_window_s,
+                                          request.reporter_urls)
+        resources.callback(collector.close)
+        tuned = TunedJob(record.job_id, record.spec, record.settings)
+        loop = TuneLoop(tuned, policy, collector, retuner, journal, book, display, request.loop)
+        metrics.set_targets(record.spec.name, policy.latency_p99_ms / 1000, policy.recovery_s)
+        server = serve(registry, request.metrics_port, request.metrics_address, heartbeat) \
+            if request.metrics_port >= 0 else None
+        if server is not None:
+            resources.callback(server.close)
+        display.start()
+        resources.callback(display.stop)
+        if server is not None:
+            display.message(f"metrics on http://{request.metrics_address}:{server.port}/metrics")
+        display.message(f"tuning {record.spec.name} ({record.job_id}) at {record.settings.interval_ms / 1000:g} s: "
+                        f"p99 <= {policy.latency_p99_ms:g} ms, recovery <= {policy.recovery_s:g} s, "
+                        f"strategy {policy.strategy}{', dry run' if request.loop.dry_run else ''}")
+        display.watching(tuned)
+        display.describe_models(book.models)
+        if book.last_fit_error is not None:
+            display.fit_failed(tuned, book.last_fit_error)
+        yield loop, display
+
+
+def run_tuner(request: TuneRequest, stop: Event) -> TuneSummary:
+    """Tune until `stop` is set or the duration is over; what it did."""
+    with tuning_session(request) as (loop, display):
+        started = time.monotonic()
+        loop.start()
+        loop.run(stop, request.run_for_s)
+    job = loop.state.job
+    return TuneSummary(job.job_id, job.settings.interval_ms, display.decisions, display.retunes, display.failures,
+                       round(loop.qos.latency_s, 1), round(loop.qos.recovery_s, 1),
+                       round(time.monotonic() - started, 1), request.loop.dry_run)
