@@ -15,6 +15,7 @@ from chronos.flink.rest import FlinkRestClient
 from chronos.jobs.bounded_input import ExperimentInput
 from chronos.stack.state import StackState
 from chronos.tune.journal import TuneJournal
+from tests.conftest import wait_until
 from tests.support.cli import chronos, submit_demo
 from tests.support.tuning import cancel_all, job_name
 
@@ -23,14 +24,14 @@ def test_a_manual_retune_killed_after_its_savepoint_is_finished_by_the_next_from
         stack: StackState, flink: FlinkRestClient, tmp_path: Path) -> None:
     sd = ["--stack-dir", stack.stack_dir]
     db = tmp_path / "journal.db"
-    job_id = submit_demo(stack, "10s")
+    job_id = submit_demo(stack, "3s")
     name = job_name(stack, job_id)
     counted = ExperimentInput(stack.bootstrap, "vehicle-events", "vehicle-stats", rate=500, vehicles=50,
                               run_id=uuid.uuid4().hex[:6])
     retune: subprocess.Popen[str] | None = None
     try:
         counted.start()
-        time.sleep(12)  # a checkpoint or so of counted input before the stop
+        wait_until(lambda: flink.checkpoints(job_id).counts.completed >= 2, 60, what="checkpoints of counted input")
         retune = subprocess.Popen(
             [sys.executable, "-m", "chronos.cli.main", "job", "retune", job_id, "--interval", "4s", "--db", str(db),
              "--pause-after-savepoint", "120", "--json", *sd],

@@ -31,10 +31,11 @@ def test_worst_case_kill_is_measured_replays_clearly_more_than_best_case_and_los
     signals = _live(demo_job, flink, job_id)
     try:
         wait_until(lambda: flink.checkpoints(job_id).counts.completed >= 2, 40, what="checkpoints before the faults")
+        # A 15 s warm-up is 30 samples to learn the steady state from (the warm-up grows if they are too few).
         worst = measure_recovery(signals, KillTaskManager(stack.stack_dir_path), WorstCase(before_s=3.0),
-                                 warmup_s=30, hold_s=15, timeout_s=180)
+                                 warmup_s=15, hold_s=10, timeout_s=180)
         best = measure_recovery(signals, KillTaskManager(stack.stack_dir_path), BestCase(after_s=1.0),
-                                warmup_s=30, hold_s=15, timeout_s=180)
+                                warmup_s=15, hold_s=10, timeout_s=180)
     finally:
         signals.close()
         load.halt()
