@@ -136,6 +136,10 @@ class LiveSignals:
         if self._owns_client:
             self._client.close()
 
+    def follow(self, job_id: str) -> None:
+        """Read this job from now on: a retune replaces the job, its topics and reporter stay."""
+        self.job_id = job_id
+
     # -- one source each: the tuner guards every call on its own ----------------------------------------
     def running(self) -> bool:
         """Every task RUNNING (REST); raises ChronosError when the REST API does not answer."""

@@ -30,7 +30,9 @@ SOURCE_BACKOFF = Backoff(first_s=2.0, factor=2.0, max_s=60.0)
 class JobSignals(Protocol):
     """What the collector reads of a job, one source per call (LiveSignals; a fake in the unit tests)."""
 
-    job_id: str
+    def follow(self, job_id: str) -> None:
+        """Read this job from now on (a retune replaces the job; its topics and reporter stay)."""
+        ...
 
     def running(self) -> bool: ...
     def reporter(self) -> list[PromSample]: ...
@@ -91,7 +93,7 @@ class KafkaJobCollector:
         return value
 
     def collect(self, job_id: str) -> LiveReading:
-        self._signals.job_id = job_id
+        self._signals.follow(job_id)
         at = self._wall_ms()
         failures: list[SourceFailure] = []
         observer_error = self._signals.observer_failure()

@@ -49,6 +49,9 @@ class Signals:
         if source == "reporter" and "reporter" in self.broken:
             raise ValueError("not the exposition format")
 
+    def follow(self, job_id: str) -> None:
+        self.job_id = job_id
+
     def running(self) -> bool:
         self._call("flink-rest")
         return True
