@@ -26,7 +26,6 @@ import psutil
 from rich.console import Console
 from rich.table import Table
 
-from chronos.cli.wiring import default_cache_dir
 from chronos.flink.distribution import find_distribution
 from chronos.flink.job_control import RestJobControl
 from chronos.flink.prometheus_scrape import scrape, source_records_out
@@ -39,6 +38,7 @@ from chronos.jobs.topics import ensure_topics
 from chronos.model import CheckpointSettings, JobSpec
 from chronos.rates import ConstantRate
 from chronos.stack.local_stack import StackOptions, down, up
+from chronos.stack.locations import default_cache_dir
 from chronos.stack.state import StackState
 from chronos.tune.journal import TuneJournal
 from chronos.tune.retune import Retuner, TunedJob

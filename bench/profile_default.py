@@ -29,13 +29,13 @@ from typing import Any
 
 from rich.console import Console
 
-from chronos.cli.wiring import default_cache_dir, job_records
 from chronos.profiler.records import ProfileRun, RunConfig
 from chronos.profiler.report import report_rows
 from chronos.profiler.run import RunPlan, execute_run
 from chronos.profiler.store import ProfileStore
 from chronos.rates import TraceRate
 from chronos.stack.local_stack import StackOptions, down, up
+from chronos.stack.locations import default_cache_dir, job_records
 from chronos.stack.profiling_clusters import LocalClusterPool
 
 CACHE = default_cache_dir()  # as root /var/cache/chronos, readable by the service user

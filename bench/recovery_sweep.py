@@ -31,7 +31,6 @@ from rich.table import Table
 
 from chronos.chaos.measure import measure_recovery
 from chronos.chaos.timing import WorstCase
-from chronos.cli.wiring import default_cache_dir
 from chronos.flink.distribution import find_distribution
 from chronos.flink.rest import FlinkRestClient
 from chronos.flink.submit import RestSubmitter
@@ -42,6 +41,7 @@ from chronos.signals.live import LiveSignals
 from chronos.stack.faults import KillTaskManager
 from chronos.stack.helpers import start_helper, stop_helper
 from chronos.stack.local_stack import StackOptions, down, up
+from chronos.stack.locations import default_cache_dir
 from chronos.stack.state import StackState
 
 CACHE = default_cache_dir()  # as root /var/cache/chronos, readable by the service user

@@ -38,7 +38,6 @@ sys.path.insert(0, str(Path(__file__).parent))
 from tune_controller import sweep_rows, write_sweep_profile
 
 from chronos.benchmarks.side_by_side import ArmFigures, ArmRecord, Scenario, scenario, summarise, table, verdict
-from chronos.cli.wiring import default_cache_dir
 from chronos.flink.rest import FlinkRestClient
 from chronos.jobs.bounded_input import ExperimentInput
 from chronos.optimizer.models import Observation, fit_best
@@ -46,6 +45,7 @@ from chronos.profiler.records import ProfileRun, RunConfig, SteadyState
 from chronos.profiler.store import ProfileStore
 from chronos.stack.faults import KillTaskManager
 from chronos.stack.local_stack import StackOptions, down, up
+from chronos.stack.locations import default_cache_dir
 
 CACHE = default_cache_dir()  # as root /var/cache/chronos, readable by the service user
 RESULTS = Path(__file__).parent / "results"

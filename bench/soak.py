@@ -36,7 +36,6 @@ import numpy as np
 import psutil
 from rich.console import Console
 
-from chronos.cli.wiring import default_cache_dir
 from chronos.jobs.bounded_input import ExperimentInput
 from chronos.jobs.output import OutputRecord
 from chronos.jobs.topic_offsets import groupless_consumer
@@ -45,6 +44,7 @@ from chronos.profiler.records import ProfileRun, RunConfig, SteadyState
 from chronos.profiler.store import ProfileStore
 from chronos.stack.faults import KillTaskManager, RestartKafka
 from chronos.stack.local_stack import StackOptions, down, up
+from chronos.stack.locations import default_cache_dir
 from chronos.stack.ports import free_ports
 from chronos.stack.processes import send
 from chronos.stack.state import StackState

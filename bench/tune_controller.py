@@ -32,7 +32,6 @@ import psutil
 from rich.console import Console
 from sklearn.linear_model import LinearRegression
 
-from chronos.cli.wiring import default_cache_dir
 from chronos.flink.distribution import find_distribution
 from chronos.flink.job_control import RestJobControl
 from chronos.flink.rest import FlinkRestClient
@@ -43,6 +42,7 @@ from chronos.profiler.records import ProfileRun, RunConfig, SteadyState
 from chronos.profiler.store import ProfileStore
 from chronos.stack.job_records import JobRecordStore
 from chronos.stack.local_stack import StackOptions, down, up
+from chronos.stack.locations import default_cache_dir
 from chronos.tune.journal import TuneJournal
 from chronos.tune.retune import Retuner, TunedJob
 

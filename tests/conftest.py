@@ -15,7 +15,6 @@ from pathlib import Path
 import psutil
 import pytest
 
-from chronos.cli.wiring import default_cache_dir
 from chronos.flink.distribution import find_distribution
 from chronos.flink.rest import FlinkRestClient
 from chronos.flink.submit import RestSubmitter
@@ -26,6 +25,7 @@ from chronos.jobs.topics import ensure_topics
 from chronos.model import CheckpointSettings, JobSpec
 from chronos.rates import ConstantRate
 from chronos.stack.local_stack import StackOptions, down, up
+from chronos.stack.locations import default_cache_dir
 from chronos.stack.service_account import DEFAULT_SERVICE_USER
 from chronos.stack.state import StackState
 from tests.support.processes import leftovers

@@ -40,7 +40,7 @@ def finite(text: str) -> float:
 
 
 def stack_dir_of(value: Path | None) -> Path:
-    from chronos.cli.wiring import default_stack_dir
+    from chronos.stack.locations import default_stack_dir
 
     return (value or default_stack_dir()).expanduser()
 

@@ -27,8 +27,8 @@ def stack_up(
     as_json: AsJson = False,
 ) -> None:
     """Start Kafka (KRaft) and a Flink session cluster; report the running stack if already up."""
-    from chronos.cli.wiring import default_cache_dir
     from chronos.stack.local_stack import StackOptions, up
+    from chronos.stack.locations import default_cache_dir
 
     options = StackOptions(_stack_dir(stack_dir), (cache_dir or default_cache_dir()).expanduser(),
                            slots=slots, kafka_port=kafka_port, rest_port=rest_port)
@@ -55,8 +55,8 @@ def stack_fetch(
     cache_dir: Annotated[Path | None, typer.Option(envvar="CHRONOS_CACHE_DIR", help="Maven artifact cache.")] = None,
 ) -> None:
     """Fetch (once) the Kafka broker and Flink Kafka connector jars from Maven Central."""
-    from chronos.cli.wiring import default_cache_dir
     from chronos.stack.artifacts import ensure_artifacts
+    from chronos.stack.locations import default_cache_dir
 
     with err.status("fetching Maven artifacts (cached after the first time)"):
         artifacts = ensure_artifacts((cache_dir or default_cache_dir()).expanduser())

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -27,24 +26,13 @@ from chronos.signals.live import LiveSignals
 from chronos.signals.tune_signals import KafkaJobCollector
 from chronos.stack.faults import KillPythonWorker, KillTaskManager, PauseTaskManager, RestartKafka, resume_taskmanagers
 from chronos.stack.job_records import JobRecord, JobRecordStore
+from chronos.stack.locations import default_cache_dir
 from chronos.stack.profiling_clusters import LocalClusterPool
 from chronos.stack.service_account import ServiceAccount, account_of
 from chronos.stack.state import StackState, load_state
 from chronos.tune.fitting import ModelBook
 from chronos.tune.journal import TuneJournal
 from chronos.tune.retune import Retuner, TunedJob
-
-
-def default_stack_dir() -> Path:
-    return Path(os.environ.get("CHRONOS_STACK_DIR") or Path.home() / ".chronos" / "stack")
-
-
-def default_cache_dir() -> Path:
-    """The Maven artifact cache. As root, /var/cache/chronos: the stack's services then run as another
-    user, who could not read root's home."""
-    if os.environ.get("CHRONOS_CACHE_DIR"):
-        return Path(os.environ["CHRONOS_CACHE_DIR"])
-    return Path("/var/cache/chronos") if os.geteuid() == 0 else Path.home() / ".cache" / "chronos"
 
 
 def require_stack(stack_dir: Path) -> StackState:
