@@ -53,6 +53,7 @@ def check_capacity(parallel: int, available_gib: float) -> None:
 @dataclass(frozen=True)
 class LocalProfilingCluster:
     stack_dir: Path
+    shared_bootstrap: str  # the live stack's broker: the copy's topics live there, and outlive this cluster
 
     def _state(self) -> StackState:
         state = load_state(self.stack_dir)
@@ -66,7 +67,7 @@ class LocalProfilingCluster:
 
     @property
     def bootstrap(self) -> str:
-        return self._state().bootstrap
+        return self.shared_bootstrap
 
     @property
     def reporter_urls(self) -> list[str]:
@@ -151,7 +152,7 @@ class LocalClusterPool:
                 down(stack_dir, purge=True)
                 shutil.rmtree(stack_dir, ignore_errors=True)
                 raise
-        return LocalProfilingCluster(stack_dir)
+        return LocalProfilingCluster(stack_dir, self._bootstrap)
 
     def release(self, cluster: object) -> None:
         if isinstance(cluster, LocalProfilingCluster):

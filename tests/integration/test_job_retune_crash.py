@@ -69,7 +69,7 @@ def test_a_manual_retune_killed_after_its_savepoint_is_finished_by_the_next_from
         replaced = chronos("job", "retune", job_id, "--interval", "5s", "--db", str(db), *sd)
         assert replaced.returncode == 1 and "already replaced" in replaced.stderr
         delivery = counted.finish(timeout_s=120)
-        assert delivery.ok and delivery.input_events > 5_000, delivery.summary()
+        assert delivery.ok and delivery.input_events > 1_000, delivery.summary()
     finally:
         if retune is not None and retune.poll() is None:
             retune.kill()

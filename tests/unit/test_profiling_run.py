@@ -91,6 +91,7 @@ class Cluster:
 
     def __init__(self, log: Log, world: World) -> None:
         self.log, self.world = log, world
+        self.released = False
 
     def fault(self) -> World:
         self.log("fault")
@@ -110,7 +111,7 @@ class Cluster:
         self.log("topics created")
 
     def delete_topics(self, topics: list[str]) -> None:
-        self.log("topics deleted")
+        self.log("topics deleted")  # on the shared broker: still reachable after the cluster is released
 
     def start_load(self, topic: str, rate: RateProfile, vehicles: int, run_id: str, workers: int) -> Load:
         self.log(f"load {rate.rate_at(0):.0f}/s")
@@ -131,6 +132,8 @@ class Pool:
 
     def release(self, cluster: object) -> None:
         self.log("release")
+        assert isinstance(cluster, Cluster)
+        cluster.released = True
 
 
 def run(log: Log, plan: RunPlan = PLAN, pool: Pool | None = None):  # type: ignore[no-untyped-def]
