@@ -4,4 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-exec .venv/bin/python -m pytest "$@"
+# Two workers, each with a stack of its own; whole modules are handed out as workers come free (a module's
+# tests may share a module-scoped run), the long ones first (tests/conftest.py). Most of the suite waits on
+# Flink (failure detection, checkpoints, steady windows), so two workers fit on two cores.
+exec .venv/bin/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder "$@"

@@ -5,9 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from chronos.flink.rest import FlinkRestClient
 from chronos.stack.state import StackState, load_state
 from tests.support.cli import assert_one_line_error, chronos, submit_demo
+
+pytestmark = pytest.mark.long(3)
 
 
 def test_kill_taskmanager_reports_a_measured_recovery(stack: StackState, flink: FlinkRestClient) -> None:
@@ -16,7 +20,7 @@ def test_kill_taskmanager_reports_a_measured_recovery(stack: StackState, flink: 
     try:
         assert chronos("load", "run", "--rate", "1000", "--background", *sd).returncode == 0
         done = chronos("chaos", "kill-taskmanager", "--job", job_id, "--when", "worst-case", "--before", "1",
-                       "--warmup", "15", "--hold", "10", "--timeout", "150", "--json", *sd, timeout=300)
+                       "--warmup", "10", "--hold", "5", "--timeout", "150", "--json", *sd, timeout=300)
         assert done.returncode == 0, done.stderr
         m = json.loads(done.stdout)
         assert m["fault"]["kind"] == "kill-taskmanager" and m["strategy"] == "WorstCase"
@@ -100,7 +104,7 @@ def test_an_experiment_with_its_own_load_measures_the_fault_and_proves_exactly_o
     experiment = tmp_path / "exp.yaml"
     experiment.write_text(OWN_LOAD)
     try:
-        done = chronos("chaos", "run", str(experiment), "--job", job_id, "--hold", "10", "--timeout", "150",
+        done = chronos("chaos", "run", str(experiment), "--job", job_id, "--hold", "5", "--timeout", "150",
                        "--json", *sd, timeout=420)
         assert done.returncode == 0, done.stderr
         result = json.loads(done.stdout)

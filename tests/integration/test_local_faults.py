@@ -7,6 +7,7 @@ import uuid
 from dataclasses import replace
 
 import psutil
+import pytest
 
 from chronos.flink.rest import FlinkRestClient
 from chronos.jobs.demo import demo_spec
@@ -17,6 +18,8 @@ from chronos.stack.local_stack import status
 from chronos.stack.processes import is_alive
 from chronos.stack.state import StackState, load_state
 from tests.conftest import BackgroundLoad, DemoJob, wait_until
+
+pytestmark = pytest.mark.long(2)
 
 
 def _proc_state(pid: int) -> str:

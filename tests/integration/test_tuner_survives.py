@@ -24,6 +24,8 @@ from tests.support.cli import chronos, submit_demo
 from tests.support.processes import leftovers
 from tests.support.tuning import FAST, TARGETS, Tuner, job_name, write_profile
 
+pytestmark = pytest.mark.long(1)
+
 
 @pytest.fixture(scope="module")
 def own_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StackState]:

@@ -35,6 +35,8 @@ from chronos.tune.journal import TuneJournal
 from tests.support.cli import chronos
 from tests.support.tuning import FAST, TARGETS, Tuner, demo_under_watch, recovery_truth, stop_tuning
 
+pytestmark = pytest.mark.long(3)
+
 
 @dataclass(frozen=True)
 class WatchedRun:
@@ -78,7 +80,7 @@ def watched_run(stack: StackState, tmp_path_factory: pytest.TempPathFactory) -> 
         retune = tuner.wait_for(lambda e: e["event"] == "retune", 120)
         scraped = httpx.get(f"http://127.0.0.1:{tuner_port}/metrics", timeout=5).text
         restored = flink.checkpoints(retune["new_job_id"]).latest.restored
-        time.sleep(30)  # readings of the new job's steady state, to judge its recovery against
+        time.sleep(20)  # readings of the new job's steady state, to judge its recovery against
         KillTaskManager(stack.stack_dir_path).inject()
         tuner.wait_for(lambda e: e["event"] == "failure", 240)
         time.sleep(6)  # a few more scrapes after the failure
