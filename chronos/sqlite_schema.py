@@ -45,16 +45,24 @@ class VersionedDatabase:
         return int(row[0]) if row else 0
 
     def _migrate(self, migrations: Sequence[str]) -> None:
-        version = self.version
-        if version > len(migrations):
-            raise InvalidInput(f"{self.path} has {self._what} schema v{version}; this chronos reads up to "
-                               f"v{len(migrations)}")
-        for number in range(version, len(migrations)):
+        self._readable(self.version, migrations)
+        for number in range(len(migrations)):
             with self.transaction() as db:
+                # Read again under the write lock: another process opening the same new file (a tuner and a
+                # `job retune`, a test and the command it runs) may have applied this step since.
+                version = self._readable(self.version, migrations)
+                if version > number:
+                    continue
                 for statement in migrations[number].split(";"):
                     if statement.strip():
                         db.execute(statement)
                 db.execute(f"INSERT OR REPLACE INTO {self._meta} VALUES ('schema_version', ?)", (str(number + 1),))
+
+    def _readable(self, version: int, migrations: Sequence[str]) -> int:
+        if version > len(migrations):
+            raise InvalidInput(f"{self.path} has {self._what} schema v{version}; this chronos reads up to "
+                               f"v{len(migrations)}")
+        return version
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:

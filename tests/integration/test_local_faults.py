@@ -100,7 +100,7 @@ def test_killed_python_worker_fails_the_task_and_the_job_restores_losing_nothing
     demo_job.settings = replace(demo_job.settings, python_udf=True, parallelism=1)
     demo_job.spec = demo_spec(demo_job.settings)
     job_id = demo_job.submit(interval_ms=2000)
-    n = 30_000
+    n = 15_000
     load = BackgroundLoad(demo_job.stack.bootstrap, demo_job.settings.input_topic, rate=500, count=n, vehicles=100,
                           close_windows=True)
     try:

@@ -73,7 +73,7 @@ def _assert_nothing_left(stack: StackState, sd: Path, clusters: ClusterWatch) ->
     assert _profile_topics(stack.bootstrap) == [], "a profiling topic was left on the broker"
 
 
-PROFILE = ["--rate", "600", "--intervals", "2s..6s", "--parallel", "2", "--faults", "1", "--steady", "8s",
+PROFILE = ["--rate", "400", "--intervals", "2s..6s", "--parallel", "2", "--faults", "1", "--steady", "8s",
            "--warmup", "8s", "--hold", "5s", "--timeout", "120s", "--budget", "30m"]
 
 
@@ -83,7 +83,7 @@ def test_a_small_profile_is_interrupted_resumed_and_leaves_the_live_job_untouche
     sd = Path(stack.stack_dir)
     opts = ["--stack-dir", str(sd)]
     live_job = submit_demo(stack, "3s")
-    live_input = ExperimentInput(stack.bootstrap, "vehicle-events", "vehicle-stats", rate=300, vehicles=50,
+    live_input = ExperimentInput(stack.bootstrap, "vehicle-events", "vehicle-stats", rate=200, vehicles=50,
                                  run_id=uuid.uuid4().hex[:8])
     live_input.start()
     store = ProfileStore(sd / "profiles.db")
