@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets everything up and runs the demo on the local stack: real Kafka + Flink on 127.0.0.1, the
 # vehicle-stats job at a 10 s checkpoint interval, 2,000 events/s of load and the latency observer;
-# then shows the job's status. Leaves the stack running (stop it with `.venv/bin/chronos stack down`).
+# then shows the job's status. Leaves the stack running (stop it with `.venv/bin/chronos stack down`, or `chronos stack down` after
+# `source .venv/bin/activate`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -17,12 +18,12 @@ sleep 40
 chronos status
 cat <<'TXT'
 
-Next:
-  .venv/bin/chronos status                           # again, or with --json
-  .venv/bin/chronos job list
-  .venv/bin/chronos job retune <JOB_ID> --interval 5s  # stop-with-savepoint, restart with 5 s
-  .venv/bin/chronos profile run ... ; chronos tune --latency-p99 1s --recovery 60s   # README "Tuning"
-  .venv/bin/chronos report --prometheus <URL above> --out report/   # the dashboards' views as PNGs
+Next (first put chronos on your PATH in this shell: `source .venv/bin/activate`):
+  chronos status                                  # again, or with --json
+  chronos job list
+  chronos job retune <JOB_ID> --interval 5s       # stop-with-savepoint, restart with 5 s
+  chronos profile run ...                         # then: chronos tune --latency-p99 1s --recovery 60s (README "Tuning")
+  chronos report --prometheus <URL above> --out report/   # the dashboards' views as PNGs
   Grafana: add the Prometheus above as a data source, import helm/chronos/dashboards/*.json
-  .venv/bin/chronos stack down                       # stop everything (Prometheus too)
+  chronos stack down                              # stop everything (Prometheus too)
 TXT

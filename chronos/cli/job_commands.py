@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -18,6 +19,7 @@ from chronos.errors import FlinkRequestFailed, InvalidInput
 from chronos.model import CheckpointSettings, JobIO, JobSpec, format_interval, parse_interval_ms
 
 if TYPE_CHECKING:
+    from chronos.flink.replies import JobSummary
     from chronos.tune.retune import RetuneOutcome
 
 job_app = typer.Typer(help="Submit, stop, list and retune Flink jobs.", no_args_is_help=True)
@@ -170,10 +172,20 @@ def job_list(stack_dir: StackDir = None, rest_url: RestUrl = None, as_json: AsJs
     if as_json:
         _print_json([j.model_dump() for j in jobs])
         return
-    table = Table("job id", "name", "state", "running for")
+    out.print(jobs_table(jobs))
+
+
+def jobs_table(jobs: Sequence[JobSummary]) -> Table:
+    """Newest first. The id is never cut (the hints printed next need it whole): on a narrow terminal
+    the names fold instead."""
+    table = Table()
+    table.add_column("job id", no_wrap=True, min_width=32)
+    table.add_column("name", overflow="fold")
+    table.add_column("state", no_wrap=True)
+    table.add_column("running for", no_wrap=True, justify="right")
     for j in sorted(jobs, key=lambda j: -j.start_time):
         table.add_row(j.jid, j.name, j.state, f"{j.duration / 1000:.0f} s")
-    out.print(table)
+    return table
 
 
 @job_app.command("retune")

@@ -7,11 +7,13 @@ import sys
 import time
 import traceback
 from dataclasses import asdict
+from importlib.metadata import version as package_version
 from typing import Annotated
 
 import typer
 from rich.markup import escape
 from rich.table import Table
+from typer.core import TyperGroup
 
 from chronos.cli.chaos_commands import chaos_app
 from chronos.cli.common import AsJson, RestUrl, StackDir, err, out
@@ -29,7 +31,22 @@ from chronos.errors import ChronosError, redact
 from chronos.model import format_interval
 
 DEBUG_ENV = "CHRONOS_DEBUG"
+# The order a user meets them in: bring up a stack, run a job, load it, watch it, then break, profile and
+# tune it, and report; the helpers for dashboards and Prometheus last.
+WORKFLOW = ("stack", "job", "load", "observe", "status", "chaos", "profile", "tune", "report", "dashboards",
+            "prometheus")
+
+
+class WorkflowOrder(TyperGroup):
+    """Lists the commands in workflow order (click lists them alphabetically, typer as registered)."""
+
+    def list_commands(self, ctx: typer.Context) -> list[str]:  # type: ignore[override]  # typer's vendored click
+        names = super().list_commands(ctx)
+        return sorted(names, key=lambda n: (WORKFLOW.index(n) if n in WORKFLOW else len(WORKFLOW), n))
+
+
 app = typer.Typer(
+    cls=WorkflowOrder,
     help="chronos: keeps a Flink job's checkpoint interval right for its QoS targets.",
     no_args_is_help=True, pretty_exceptions_enable=False, add_completion=False,
 )
@@ -81,10 +98,18 @@ def status_cmd(
         out.print(table)
 
 
+def _version(asked: bool) -> None:
+    if asked:
+        out.print(f"chronos {package_version('chronos-flink')}", highlight=False)
+        raise typer.Exit()
+
+
 @app.callback()
 def _root(
     debug: Annotated[bool, typer.Option("--debug", envvar=DEBUG_ENV,
                                         help="On an unexpected error, print the traceback too.")] = False,
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                          help="Print chronos's version and exit.")] = False,
 ) -> None:
     """chronos: keeps a Flink job's checkpoint interval right for its QoS targets."""
     if debug:
