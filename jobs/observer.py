@@ -46,10 +46,11 @@ def observe(
     clock: Callable[[], float] = time.monotonic,
     wall_ms: Callable[[], int] = wall_ms,
     should_stop: Callable[[], bool] = lambda: False,
+    timestamp_field: str = "max_created_ms",
 ) -> LatencySnapshot:
     start = last = clock()
     snapshot = window.snapshot(start)
-    for batch in committed_records(consumer, poll_ms=int(min(every_s, 1.0) * 500)):
+    for batch in committed_records(consumer, poll_ms=int(min(every_s, 1.0) * 500), timestamp_field=timestamp_field):
         now = clock()
         visible_ms = wall_ms()
         for record in batch:

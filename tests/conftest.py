@@ -54,6 +54,42 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=place)  # stable: within a module, and among equals, collection order
 
 
+class RealStackProgress:
+    """Under scripts/test.sh's two workers the suite would be minutes of dots: on the controller, a line
+    when each real-stack test starts and one with its time when it ends, so a slow test is told from a
+    hung one."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.took: dict[str, float] = {}
+
+    def _say(self, line: str) -> None:
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            if getattr(getattr(reporter, "_tw", None), "width_of_current_line", 0):
+                reporter.write("\n")  # after a row of dots
+            reporter.write_line(line)
+
+    @pytest.hookimpl
+    def pytest_runtest_logstart(self, nodeid: str, location: object) -> None:
+        if nodeid.startswith("tests/integration/"):
+            self._say(f"  started  {nodeid}")
+
+    @pytest.hookimpl
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if not report.nodeid.startswith("tests/integration/"):
+            return
+        self.took[report.nodeid] = self.took.get(report.nodeid, 0.0) + report.duration
+        if report.when == "teardown":
+            self._say(f"  finished {report.nodeid} in {self.took.pop(report.nodeid):.0f} s")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # The xdist controller: workers' own output is not shown, their reports are relayed to it.
+    if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
+        config.pluginmanager.register(RealStackProgress(config), "chronos-real-stack-progress")
+
+
 @pytest.fixture(scope="session")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StackState]:
     stack_dir = tmp_path_factory.mktemp("stack")

@@ -31,6 +31,7 @@ from chronos.errors import ChronosError, redact
 from chronos.model import format_interval
 
 DEBUG_ENV = "CHRONOS_DEBUG"
+INPUT_RATE_WINDOW_S = 3.0  # what `status` waits to read the input rate off the topic's end offsets
 # The order a user meets them in: bring up a stack, run a job, load it, watch it, then break, profile and
 # tune it, and report; the helpers for dashboards and Prometheus last.
 WORKFLOW = ("stack", "job", "load", "observe", "status", "chaos", "profile", "tune", "report", "dashboards",
@@ -75,7 +76,7 @@ def status_cmd(
 
     sd = _stack_dir(stack_dir)
     with wiring.flink_client(sd, rest_url) as client:
-        reports = collect_status(client, job, sd, time.time())
+        reports = collect_status(client, job, sd, time.time(), wiring.input_rate_over(sd, INPUT_RATE_WINDOW_S))
     if as_json:
         _print_json([asdict(r) for r in reports])
         return
@@ -88,11 +89,15 @@ def status_cmd(
         table.add_column("value")
         table.add_row("state", r.state)
         table.add_row("checkpoint interval", format_interval(r.interval_ms) if r.interval_ms else "-")
-        table.add_row("checkpoints", f"{r.completed_checkpoints} completed, {r.failed_checkpoints} failed")
+        table.add_row("checkpoints", f"{r.completed_checkpoints} completed, {r.failed_checkpoints} failed"
+                      + (f" ({r.failed_why})" if r.failed_why else ""))
         table.add_row("last checkpoint", "-" if r.last_checkpoint_ms is None else
                       f"{r.last_checkpoint_ms} ms, {(r.last_checkpoint_bytes or 0) / 1024:.0f} KiB")
         table.add_row("restored from", r.restored_from or "-")
-        table.add_row("source records/s", "-" if r.source_records_per_s is None else f"{r.source_records_per_s:.0f}")
+        if r.input_events_per_s is not None:
+            table.add_row("input events/s", f"{r.input_events_per_s:.0f}  (input topic, last {r.input_rate_window_s:g} s)")
+        table.add_row("source records/s", "-" if r.source_records_per_s is None
+                      else f"{r.source_records_per_s:.0f}  (Flink's meter, mean of its last 60 s)")
         table.add_row("end-to-end latency", "- (start `chronos observe run --background`)" if r.p99_latency_ms is None
                       else f"p50 {r.p50_latency_ms or 0:.0f} ms, p99 {r.p99_latency_ms:.0f} ms")
         out.print(table)

@@ -12,14 +12,18 @@ from chronos.cli.common import stack_dir_of as _stack_dir
 from chronos.cli.graceful import graceful_stop
 from chronos.errors import InvalidInput
 
-observe_app = typer.Typer(help="The latency observer (committed output of the demo job).", no_args_is_help=True)
+observe_app = typer.Typer(help="The latency observer (committed output of a job: the demo's, or --job's).",
+                          no_args_is_help=True)
 
 
 @observe_app.command("run")
 def observe_run(
     window: Annotated[float, typer.Option(parser=finite, help="Sliding window in seconds.")] = 30.0,
     duration: Annotated[float | None, typer.Option(parser=finite, help="Seconds to observe \\[default: until stopped].")] = None,
-    topic: Annotated[str, typer.Option(help="Output topic.")] = "vehicle-stats",
+    job: Annotated[str | None, typer.Option("--job", help="Watch this job's output: topic, broker and timestamp "
+                                                           "field from the job's record (a job file's, too).")] = None,
+    topic: Annotated[str | None, typer.Option(help="Output topic [default: the --job's, else the demo's "
+                                                   "vehicle-stats].")] = None,
     background: Annotated[bool, typer.Option(help="Run as a stack-managed background process.")] = False,
     stack_dir: StackDir = None,
     bootstrap: Bootstrap = None,
@@ -34,10 +38,20 @@ def observe_run(
     if window <= 0:
         raise InvalidInput("--window must be positive")
     sd = _stack_dir(stack_dir)
+    timestamp_field = "max_created_ms"
+    if job is not None:
+        record = wiring.job_records(sd).get(job)
+        if record is None:
+            raise InvalidInput(f"job {job} was not submitted or adopted by chronos here: its output is unknown")
+        io = wiring.job_io(record)
+        topic, timestamp_field = topic or io.output_topic, io.timestamp_field
+        bootstrap = bootstrap or io.bootstrap
+    topic = topic or "vehicle-stats"
     servers = wiring.bootstrap(sd, bootstrap)
     if background:
         wiring.require_stack(sd)
         pid = start_helper(sd, "observe", ["observe", "run", "--window", str(window), "--topic", topic,
+                                           *(["--job", job] if job else []),
                                            "--bootstrap", servers, "--stack-dir", str(sd)])
         out.print(f"latency observer running in the background (pid {pid}); stop it with `chronos observe stop`")
         return
@@ -52,7 +66,8 @@ def observe_run(
     consumer = committed_consumer(servers, topic, from_beginning=False)
     try:
         with graceful_stop(second_aborts=False) as stop:
-            observe(consumer, LatencyWindow(window), show, duration_s=duration, should_stop=stop.is_set)
+            observe(consumer, LatencyWindow(window), show, duration_s=duration, should_stop=stop.is_set,
+                    timestamp_field=timestamp_field)
     finally:
         consumer.close()
 

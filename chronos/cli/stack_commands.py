@@ -87,13 +87,16 @@ def stack_down(
 def stack_status(stack_dir: StackDir = None, as_json: AsJson = False) -> None:
     """Probe each process of the stack; exit 1 unless every part is healthy."""
     from chronos.stack.local_stack import status
+    from chronos.stack.prometheus_server import local_prometheus
 
     st = status(_stack_dir(stack_dir))
     for line in st.stale:
         say_stale(line)
+    prometheus = local_prometheus(_stack_dir(stack_dir), say_stale)  # optional: not part of the health
     if as_json:
         _print_json({"health": st.health, "components": [asdict(c) for c in st.components],
                      "helpers": dict(st.helpers), "stale": list(st.stale),
+                     "prometheus": {"pid": prometheus.pid, "url": prometheus.url} if prometheus else None,
                      "state": st.state.model_dump() if st.state else None})
     else:
         out.print(f"stack: [bold]{st.health}[/]")
@@ -102,7 +105,9 @@ def stack_status(stack_dir: StackDir = None, as_json: AsJson = False) -> None:
             table.add_row(c.name, str(c.pid), "yes" if c.alive else "NO", "yes" if c.ready else "NO", c.detail)
         for name, pid in st.helpers:
             table.add_row(name, str(pid), "yes", "-", "background helper")
-        if st.components or st.helpers:
+        if prometheus is not None:
+            table.add_row("prometheus", str(prometheus.pid), "yes", "-", prometheus.url)
+        if st.components or st.helpers or prometheus is not None:
             out.print(table)
     if st.health != "healthy":
         raise typer.Exit(1)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from chronos.errors import ChronosError
+from chronos.flink.replies import CheckpointStats
 from chronos.flink.rest import FlinkRestClient
 from chronos.jobs.observer import read_snapshot
 from chronos.stack.helpers import helper_dir
@@ -19,15 +21,26 @@ class JobStatusReport:
     interval_ms: int | None
     completed_checkpoints: int
     failed_checkpoints: int
+    failed_why: str | None  # what the failures were, in words: a count alone reads as a fault
     last_checkpoint_ms: int | None
     last_checkpoint_bytes: int | None
     restored_from: str | None
-    source_records_per_s: float | None
+    source_records_per_s: float | None  # Flink's meter: a mean over its last 60 s, low on a young job
+    input_events_per_s: float | None  # the input topic's end offsets over the window below
+    input_rate_window_s: float | None
     p99_latency_ms: float | None
     p50_latency_ms: float | None
 
 
-def collect_status(client: FlinkRestClient, job_id: str | None, stack_dir: Path, wall_s: float) -> list[JobStatusReport]:
+InputRate = Callable[[str], "tuple[float, float] | None"]  # job id -> (events/s, over this many s), if known
+
+
+def no_input_rate(job_id: str) -> tuple[float, float] | None:
+    return None
+
+
+def collect_status(client: FlinkRestClient, job_id: str | None, stack_dir: Path, wall_s: float,
+                   input_rate: InputRate = no_input_rate) -> list[JobStatusReport]:
     if job_id is not None:
         ids = [job_id]
         client.job(job_id)  # an unknown id fails here, with its own message
@@ -48,14 +61,30 @@ def collect_status(client: FlinkRestClient, job_id: str | None, stack_dir: Path,
             throughput = None
         completed = stats.latest.completed
         restored = stats.latest.restored
+        measured = input_rate(jid) if detail.state == "RUNNING" else None
         reports.append(JobStatusReport(
             job_id=jid, name=detail.name, state=detail.state, interval_ms=interval,
             completed_checkpoints=stats.counts.completed, failed_checkpoints=stats.counts.failed,
+            failed_why=failed_why(stats),
             last_checkpoint_ms=completed.end_to_end_duration if completed else None,
             last_checkpoint_bytes=completed.state_size if completed else None,
             restored_from=restored.external_path if restored else None,
             source_records_per_s=throughput,
+            input_events_per_s=measured[0] if measured else None,
+            input_rate_window_s=measured[1] if measured else None,
             p99_latency_ms=latency.p99_ms if latency else None,
             p50_latency_ms=latency.p50_ms if latency else None,
         ))
     return reports
+
+
+def failed_why(stats: CheckpointStats) -> str | None:
+    """Why checkpoints failed, as far as Flink says. A failure with no statistics of its own is one Flink
+    never started: its trigger found the job's tasks not all running yet (the first trigger of every
+    young job does), nothing was lost. One with statistics has a message: the latest is shown."""
+    if not stats.counts.failed:
+        return None
+    latest = stats.latest.failed
+    if latest is None or not latest.failure_message:
+        return "not started: the job's tasks were not all running yet (normal right after a start)"
+    return f"latest #{latest.id}: {' '.join(latest.failure_message.split())[:160]}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -11,12 +12,13 @@ from rich.console import Console
 
 from chronos.chaos.experiment import Action, Load
 from chronos.chaos.faults import FaultInjector
-from chronos.errors import InvalidInput, StackError
+from chronos.errors import ChronosError, InvalidInput, StackError
 from chronos.flink.distribution import find_distribution
 from chronos.flink.job_control import RestJobControl
 from chronos.flink.rest import FlinkRestClient
 from chronos.flink.submit import CliSubmitter, JobSubmitter, RestSubmitter
 from chronos.jobs.bounded_input import ExperimentInput
+from chronos.jobs.topic_offsets import TopicEndOffsets
 from chronos.k8s.flink_deployment import DeploymentRealizer
 from chronos.model import CheckpointSettings, JobIO, JobSpec, check_bootstrap
 from chronos.profiler.settings import ProfileSettings
@@ -125,6 +127,33 @@ def job_io(record: JobRecord) -> JobIO:
         raise InvalidInput(f"job {record.job_id} has no input/output description; submit it with "
                            "`chronos job submit --file` or register it with `chronos job adopt`") from exc
     return JobIO(args.bootstrap, args.input_topic, args.output_topic)
+
+
+def input_rate_over(stack_dir: Path, window_s: float, sleep: Callable[[float], None] = time.sleep,
+                    clock: Callable[[], float] = time.monotonic) -> Callable[[str], tuple[float, float] | None]:
+    """Events/s into a job chronos knows (its record names the input topic), from the topic's end offsets
+    read `window_s` apart: what the job is being sent now, unlike Flink's 60 s source meter. None for a
+    job it does not know, or when the broker does not answer (status shows the rest)."""
+    def rate(job_id: str) -> tuple[float, float] | None:
+        record = job_records(stack_dir).get(job_id)
+        if record is None:
+            return None
+        try:
+            io = job_io(record)
+            offsets = TopicEndOffsets(io.bootstrap, io.input_topic)
+        except ChronosError:
+            return None
+        try:
+            first, start = offsets.total_end_offset(), clock()
+            sleep(window_s)
+            last, end = offsets.total_end_offset(), clock()
+        except Exception:  # noqa: BLE001 - kafka's timeouts included: a missing reading, status shows the rest
+            return None
+        finally:
+            offsets.close()
+        return (last - first) / (end - start), round(end - start, 1)
+
+    return rate
 
 
 def reporter_urls(stack_dir: Path, override: list[str] | None = None) -> list[str]:

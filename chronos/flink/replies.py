@@ -102,9 +102,16 @@ class RestoredCheckpoint(_Reply):
     external_path: str | None = None
 
 
+class FailedCheckpoint(_Reply):
+    id: int
+    failure_timestamp: int | None = None
+    failure_message: str | None = None
+
+
 class LatestCheckpoints(_Reply):
     completed: CompletedCheckpoint | None = None
     savepoint: CompletedCheckpoint | None = None
+    failed: FailedCheckpoint | None = None
     restored: RestoredCheckpoint | None = None
 
 

@@ -43,6 +43,8 @@ def test_submit_observe_status_retune_stop(stack: StackState, flink: FlinkRestCl
         )
         assert report["state"] == "RUNNING" and report["interval_ms"] == 2000
         assert report["completed_checkpoints"] >= 1  # type: ignore[operator]
+        # What the job is sent now, off the input topic's end offsets (Flink's own meter is a 60 s mean).
+        assert report["input_rate_window_s"] and 400 <= report["input_events_per_s"] <= 1200, report  # type: ignore[operator]
 
         dry = chronos("job", "retune", job_id, "--interval", "4s", "--dry-run", *sd)
         assert dry.returncode == 0 and "would stop" in dry.stdout

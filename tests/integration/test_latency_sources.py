@@ -16,7 +16,7 @@ from chronos.flink.rest import FlinkRestClient
 from chronos.signals.latency_sources import FlinkLatencyMarkers, PromQLLatency
 from chronos.stack.prometheus_server import PrometheusServer, start_prometheus
 from chronos.stack.state import StackState
-from tests.support.cli import chronos
+from tests.support.cli import assert_one_line_error, chronos
 
 JOB_FILE = """
 name: latency-markers-demo
@@ -84,6 +84,13 @@ def test_markers_and_promql_give_the_latency_and_tune_reads_it(stack: StackState
         decisions = [json.loads(line) for line in tuned.stdout.splitlines() if line.startswith('{"event": "decision"')]
         assert decisions and all(d["observed_p99_ms"] is not None for d in decisions), "p99 read through PromQL"
         assert all(d["observed_p99_ms"] < 10_000 for d in decisions), "marker-sized, not commit-sized: it is the query's"
+        # The observer follows the job's own output topic (marker-stats), not the demo's.
+        observed = chronos("observe", "run", "--job", job_id, "--window", "10", "--duration", "12", *sd, timeout=60)
+        assert observed.returncode == 0, observed.stderr
+        last = observed.stderr.strip().splitlines()[-1].split()
+        assert last[0] == "records" and int(last[1]) > 0, observed.stderr
+        assert_one_line_error(chronos("observe", "run", "--job", "f" * 32, "--duration", "1", *sd),
+                              "not submitted or adopted by chronos")
     finally:
         chronos("load", "stop", *sd)
         if flink.job(job_id).state == "RUNNING":

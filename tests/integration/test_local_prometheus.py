@@ -23,6 +23,9 @@ def test_prometheus_up_scrapes_the_stack_and_down_stops_it(stack: StackState) ->
         assert set(stack.prometheus_urls) <= set(server["targets"]) and "http://127.0.0.1:9464/metrics" in server["targets"]
         again = json.loads(chronos("prometheus", "up", "--port", "0", "--json", *sd).stdout)
         assert again["pid"] == server["pid"], "one Prometheus per stack"
+        listed = json.loads(chronos("stack", "status", "--json", *sd).stdout)["prometheus"]
+        assert listed == {"pid": server["pid"], "url": server["url"]}, "stack status shows it"
+        assert server["url"] in chronos("stack", "status", *sd).stdout
         deadline = time.monotonic() + 60
         healthy: set[str] = set()
         while time.monotonic() < deadline and not healthy & set(stack.prometheus_urls):
@@ -40,3 +43,4 @@ def test_prometheus_up_scrapes_the_stack_and_down_stops_it(stack: StackState) ->
     while time.monotonic() < deadline and is_alive(server["pid"]):
         time.sleep(0.2)
     assert not is_alive(server["pid"])
+    assert json.loads(chronos("stack", "status", "--json", *sd).stdout)["prometheus"] is None
