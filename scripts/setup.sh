@@ -6,15 +6,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+source scripts/lib/apt.sh  # apt_get_quietly: apt output only when it fails
+
 missing=()
 command -v javac >/dev/null 2>&1 || missing+=(openjdk-17-jdk-headless)  # javac: the jar example job
 command -v mvn >/dev/null 2>&1 || missing+=(maven)
 command -v prometheus >/dev/null 2>&1 || missing+=(prometheus)  # tests run PromQL against a real one
 if ((${#missing[@]})); then
   echo "installing ${missing[*]} (apt)"
-  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  apt_get_quietly update
+  apt_get_quietly install -y --no-install-recommends "${missing[@]}"
+  echo "installed ${missing[*]} in ${SECONDS} s"
 fi
 
 # Run as root, chronos runs the stack's services (Kafka, Flink, Prometheus) as this unprivileged system user.
@@ -41,7 +43,8 @@ if [ -z "$PY" ]; then
 fi
 if [ -z "$PY" ] && [ -n "$AS_ROOT" ]; then
   echo "installing python3 and python3-venv (apt): a Python the service user $SERVICE_USER can run"
-  apt-get install -y -qq --no-install-recommends python3 python3-venv >/dev/null
+  apt_get_quietly update
+  apt_get_quietly install -y --no-install-recommends python3 python3-venv
   usable /usr/bin/python3 && PY=/usr/bin/python3
 fi
 [ -n "$PY" ] || { echo "error: chronos needs Python >= 3.11${AS_ROOT:+ that user $SERVICE_USER can run} (set CHRONOS_PYTHON)" >&2; exit 1; }
