@@ -6,10 +6,19 @@ whose worse ratio to its target is within the policy's tolerance of the least, f
 Baselines choose their own way (static, Young, Daly). Then stabilization, in this order: startup grace,
 minimum change, cooldown, hourly cap; a retune costs seconds of downtime, so a better interval is not by
 itself a reason to move. Every Decision explains itself with the numbers it was made from.
+
+A paced job (chronos triggers its checkpoints) changes cadence for free: the action is `pace`, with no
+cooldown and no cap; it is shortened at once and lengthened only as far as every decision of the last
+`lengthen_after_s` wanted (the autoscaler's scale-down stabilization window, for the same reason: the risky
+direction waits). Its own configured interval is the fallback that must hold the recovery target without
+chronos: it is changed by a restart retune (stabilized like any restart) when it is longer than the longest
+interval predicted to meet the recovery target, or shorter than the cadence wanted (Flink's periodic
+checkpoints would cut a longer cadence short).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -22,8 +31,8 @@ Binding = Literal["recovery", "latency", "both", "none", "unknown"]
 
 @dataclass(frozen=True)
 class Decision:
-    action: Literal["retune", "keep"]
-    interval_s: float  # the interval to run: the target of a retune, the current one when kept
+    action: Literal["retune", "pace", "keep"]  # retune: a restart; pace: a paced job's new cadence, no restart
+    interval_s: float  # the interval to run: the target of a retune or cadence change, the current one when kept
     wanted_s: float | None  # what the strategy would run, before stabilization; None: it cannot say
     reason: str
     feasible: bool  # some candidate meets both targets (always True for baselines)
@@ -34,6 +43,7 @@ class Decision:
     forecast_method: str
     at_s: float
     strategy: str
+    fallback_s: float | None = None  # a paced job's configured interval to restart with (retune only)
 
     def explain(self) -> str:
         def describe(a: Assessment | None) -> str:
@@ -49,6 +59,8 @@ class Decision:
             return ", ".join(parts)
 
         head = f"{self.action} {self.interval_s:g} s: {self.reason}"
+        if self.fallback_s is not None:
+            head = f"{self.action} to fallback {self.fallback_s:g} s, paced at {self.interval_s:g} s: {self.reason}"
         tail = (f"current {describe(self.current)}; chosen {describe(self.chosen)}; "
                 f"forecast {self.forecast_rate:,.0f} ev/s ({self.forecast_method}); binding {self.binding}")
         return head + " | " + tail + ("" if self.feasible else " | NO interval meets both targets")
@@ -130,15 +142,59 @@ def decide(evaluation: Evaluation, policy: TunePolicy, now_s: float) -> Decision
     since_start = now_s - evaluation.started_at_s
     if since_start < policy.startup_grace_s:
         return keep(f"startup grace: {policy.startup_grace_s - since_start:.0f} s left (wants {wanted:g} s)")
+    if evaluation.paced:
+        return _paced(evaluation, policy, now_s, wanted, why, keep,
+                      lambda action, interval, fallback, reason: Decision(
+                          action, interval, wanted, reason, feasible, binding, current, chosen, evaluation.forecast.peak,
+                          evaluation.forecast.method, now_s, policy.strategy, fallback))
     change = abs(wanted - current.interval_s)
     if change == 0:
         return keep(f"{why}; already there")
     if change < max(policy.min_change_abs_s, policy.min_change_rel * current.interval_s):
         return keep(f"{why}; change to {wanted:g} s too small")
-    recent = [t for t in evaluation.retunes_at_s if t <= now_s]
-    if recent and now_s - max(recent) < policy.cooldown_s:
-        return keep(f"cooldown: {policy.cooldown_s - (now_s - max(recent)):.0f} s left (wants {wanted:g} s)")
-    if sum(1 for t in recent if now_s - t < 3600) >= policy.max_retunes_per_hour:
-        return keep(f"cap of {policy.max_retunes_per_hour} retunes per hour reached (wants {wanted:g} s)")
+    held = _restart_held(evaluation, policy, now_s)
+    if held is not None:
+        return keep(f"{held} (wants {wanted:g} s)")
     return Decision("retune", wanted, wanted, why, feasible, binding, current, chosen,
                     evaluation.forecast.peak, evaluation.forecast.method, now_s, policy.strategy)
+
+
+def _restart_held(evaluation: Evaluation, policy: TunePolicy, now_s: float) -> str | None:
+    """Why a restart must wait (cooldown, hourly cap), or None."""
+    recent = [t for t in evaluation.retunes_at_s if t <= now_s]
+    if recent and now_s - max(recent) < policy.cooldown_s:
+        return f"cooldown: {policy.cooldown_s - (now_s - max(recent)):.0f} s left"
+    if sum(1 for t in recent if now_s - t < 3600) >= policy.max_retunes_per_hour:
+        return f"cap of {policy.max_retunes_per_hour} retunes per hour reached"
+    return None
+
+
+def _paced(evaluation: Evaluation, policy: TunePolicy, now_s: float, wanted: float, why: str,
+           keep: Callable[[str], Decision], make: Callable[[Literal["retune", "pace"], float, float | None, str], Decision],
+           ) -> Decision:
+    current = evaluation.current.interval_s
+    configured = evaluation.configured_s if evaluation.configured_s is not None else current
+    target = wanted
+    if wanted > current:  # lengthen only as far as every decision of the window wanted
+        window = [w for at, w in evaluation.wanted_recent if now_s - at <= policy.lengthen_after_s]
+        target = max(current, min([wanted, *window]))
+        if target < wanted:
+            why = f"{why}; lengthening to {target:g} s, what every decision of the last {policy.lengthen_after_s:g} s wanted"
+    fallback = evaluation.fallback_s
+    unsafe = fallback is not None and configured > fallback
+    new_configured = max(fallback if fallback is not None else configured, target)
+    if (unsafe or target > configured) and \
+            abs(new_configured - configured) >= max(policy.min_change_abs_s, policy.min_change_rel * configured):
+        held = _restart_held(evaluation, policy, now_s)
+        if held is None:
+            because = (f"the job's own {configured:g} s would miss the recovery target without chronos" if unsafe
+                       else f"its own {configured:g} s would cut a {target:g} s cadence short")
+            return make("retune", target, new_configured, f"{why}; fallback to {new_configured:g} s: {because}")
+        why = f"{why}; fallback restart to {new_configured:g} s held: {held}"
+    target = min(target, configured)  # beyond its own interval only after a restart
+    change = abs(target - current)
+    if change == 0:
+        return keep(f"{why}; already there")
+    if change < max(policy.cadence_min_change_abs_s, policy.cadence_min_change_rel * current):
+        return keep(f"{why}; cadence change to {target:g} s too small")
+    return make("pace", target, None, why)

@@ -20,7 +20,7 @@ class TuneHistory:
     """The live job as the collector saw it. Times are seconds on the caller's clock (the same one
     `decide` gets as `now`)."""
 
-    interval_s: float  # in force now
+    interval_s: float  # in force now: the paced cadence of a paced job, else the job's configured interval
     rates: tuple[float, ...]  # input rate readings, `rate_step_s` apart, newest last
     rate_step_s: float
     p99_ms: float | None  # observed over the policy's latency window; None: no output seen
@@ -30,6 +30,9 @@ class TuneHistory:
     now_s: float = 0.0  # when this history was taken (for the MTBF; decide gets its own now)
     started_at_s: float = 0.0  # when the job last (re)started: start of chronos's watch or the last retune
     retunes_at_s: tuple[float, ...] = ()
+    paced: bool = False  # chronos triggers the job's checkpoints: a cadence change needs no restart
+    configured_s: float | None = None  # a paced job's own interval, its fallback (None: = interval_s)
+    wanted_recent: tuple[tuple[float, float], ...] = ()  # (at, wanted interval) of the recent decisions
 
 
 @dataclass(frozen=True)
@@ -89,6 +92,10 @@ class Evaluation:
     retunes_at_s: tuple[float, ...]
     recovery_model_mape: float | None
     latency_model_mape: float | None
+    paced: bool = False
+    configured_s: float | None = None  # the job's own interval (its fallback when paced)
+    fallback_s: float | None = None  # the longest interval predicted to meet the recovery target at the forecast peak
+    wanted_recent: tuple[tuple[float, float], ...] = ()
 
 
 def candidate_intervals(policy: TunePolicy, current_s: float) -> tuple[float, ...]:
@@ -158,4 +165,23 @@ def evaluate(history: TuneHistory, models: JobModels, policy: TunePolicy) -> Eva
         retunes_at_s=history.retunes_at_s,
         recovery_model_mape=models.recovery.report.held_out_mape if models.recovery else None,
         latency_model_mape=models.latency.report.held_out_mape if models.latency else None,
+        paced=history.paced,
+        configured_s=history.interval_s if history.configured_s is None else history.configured_s,
+        fallback_s=_fallback_s(candidates),
+        wanted_recent=history.wanted_recent,
     )
+
+
+def _fallback_s(candidates: tuple[Assessment, ...]) -> float | None:
+    """What a paced job's own interval should be: the longest candidate still predicted to meet the recovery
+    target (with the margin) at the forecast peak, so that it stays within it when chronos is gone. None without
+    a recovery model (nothing to say it by); the shortest candidate when none meets it (the best there is)."""
+    judged = [c for c in candidates if c.recovery is not None]
+    if not judged:
+        return None
+    longest = judged[0].interval_s
+    for c in judged:  # shortest first: up to the first that misses it (a model need not be monotone)
+        if not c.recovery_ok:
+            break
+        longest = c.interval_s
+    return longest

@@ -37,11 +37,24 @@ class TunePolicy(BaseModel):
     startup_grace_s: float = Field(
         90.0, ge=0, le=MAX_SECONDS,
         description="No decision this long after the job (re)started: its signals are still settling.")
-    cooldown_s: float = Field(300.0, ge=0, le=MAX_SECONDS, description="Least time between two retunes; each costs downtime.")
+    cooldown_s: float = Field(300.0, ge=0, le=MAX_SECONDS,
+                              description="Least time between two restart retunes; each costs downtime (a paced "
+                                          "job's cadence changes are free of it).")
     min_change_rel: float = Field(
         0.2, ge=0, le=10, description="Ignore a change smaller than this share of the current interval ...")
     min_change_abs_s: float = Field(2.0, ge=0, le=MAX_SECONDS, description="... or smaller than this many seconds.")
-    max_retunes_per_hour: int = Field(4, ge=0, le=3600, description="Cap on retunes in any hour; 0 makes the tuner advise only.")
+    max_retunes_per_hour: int = Field(4, ge=0, le=3600, description="Cap on restart retunes in any hour (not on a "
+                                                                 "paced job's cadence changes); 0: none.")
+    cadence_min_change_rel: float = Field(
+        0.1, ge=0, le=10, description="A paced job's cadence: ignore a change smaller than this share of it ...")
+    cadence_min_change_abs_s: float = Field(
+        0.5, ge=0, le=MAX_SECONDS, description="... or smaller than this many seconds (a cadence is held to ~0.1 s).")
+    lengthen_after_s: float = Field(
+        60.0, ge=0, le=MAX_SECONDS,
+        description="A paced job's cadence is shortened at once, but lengthened only as far as every decision of "
+                    "this many seconds wanted: a cadence change costs nothing, so the cooldown and the hourly cap "
+                    "(for restarts) do not hold it; this keeps it from following a dip in the load into a longer "
+                    "interval that the next burst makes too long.")
     compromise_tolerance: float = Field(
         0.1, ge=0, le=10, description="When no interval meets both targets: candidates whose worst ratio to its target is "
                                "within this of the best compromise's count as equally good, and the cheapest is "

@@ -76,7 +76,8 @@ def status_cmd(
 
     sd = _stack_dir(stack_dir)
     with wiring.flink_client(sd, rest_url) as client:
-        reports = collect_status(client, job, sd, time.time(), wiring.input_rate_over(sd, INPUT_RATE_WINDOW_S))
+        reports = collect_status(client, job, sd, time.time(), wiring.input_rate_over(sd, INPUT_RATE_WINDOW_S),
+                                 wiring.journaled_cadence(sd / "profiles.db"))
     if as_json:
         _print_json([asdict(r) for r in reports])
         return
@@ -88,7 +89,15 @@ def status_cmd(
         table.add_column("field", style="bold")
         table.add_column("value")
         table.add_row("state", r.state)
-        table.add_row("checkpoint interval", format_interval(r.interval_ms) if r.interval_ms else "-")
+        own = format_interval(r.interval_ms) if r.interval_ms else "-"
+        measured = "" if r.measured_interval_s is None else f"; measured {r.measured_interval_s:g} s apart"
+        if r.paced_ms:
+            table.add_row("checkpoint interval", f"paced by chronos tune at {format_interval(r.paced_ms)}{measured} "
+                          f"(its own {own} is the fallback while no tuner runs)")
+        else:
+            table.add_row("checkpoint interval", own + measured)
+        table.add_row("realizer", "paced (chronos triggers its checkpoints)" if r.paced_ms
+                      else "restart (no cadence journaled for this job in the stack's profiles.db)")
         table.add_row("checkpoints", f"{r.completed_checkpoints} completed, {r.failed_checkpoints} failed"
                       + (f" ({r.failed_why})" if r.failed_why else ""))
         table.add_row("last checkpoint", "-" if r.last_checkpoint_ms is None else

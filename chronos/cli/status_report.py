@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +32,9 @@ class JobStatusReport:
     input_rate_window_s: float | None
     p99_latency_ms: float | None
     p50_latency_ms: float | None
+    measured_interval_s: float | None = None  # median gap between the recent completed checkpoints' triggers
+    paced_ms: int | None = None  # the cadence a `chronos tune` journaled for this job (None: not paced)
+    realizer: str = "restart"  # how a retune reaches it: paced (checkpoints triggered) or restart
 
 
 InputRate = Callable[[str], "tuple[float, float] | None"]  # job id -> (events/s, over this many s), if known
@@ -39,8 +44,22 @@ def no_input_rate(job_id: str) -> tuple[float, float] | None:
     return None
 
 
+PacedAt = Callable[[str, str], "int | None"]  # (job id, job name) -> the journaled cadence in ms, if paced
+
+
+def not_paced(job_id: str, name: str) -> int | None:
+    return None
+
+
+def measured_interval_s(stats: CheckpointStats) -> float | None:
+    """What the job checkpoints at, paced or not: the median gap between its recent completed checkpoints."""
+    times = sorted(e.trigger_timestamp for e in stats.history if e.status == "COMPLETED" and not e.is_savepoint)
+    gaps = [(b - a) / 1000 for a, b in itertools.pairwise(times)]
+    return round(statistics.median(gaps), 2) if gaps else None
+
+
 def collect_status(client: FlinkRestClient, job_id: str | None, stack_dir: Path, wall_s: float,
-                   input_rate: InputRate = no_input_rate) -> list[JobStatusReport]:
+                   input_rate: InputRate = no_input_rate, paced_at: PacedAt = not_paced) -> list[JobStatusReport]:
     if job_id is not None:
         ids = [job_id]
         client.job(job_id)  # an unknown id fails here, with its own message
@@ -62,6 +81,7 @@ def collect_status(client: FlinkRestClient, job_id: str | None, stack_dir: Path,
         completed = stats.latest.completed
         restored = stats.latest.restored
         measured = input_rate(jid) if detail.state == "RUNNING" else None
+        paced = paced_at(jid, detail.name)
         reports.append(JobStatusReport(
             job_id=jid, name=detail.name, state=detail.state, interval_ms=interval,
             completed_checkpoints=stats.counts.completed, failed_checkpoints=stats.counts.failed,
@@ -74,6 +94,9 @@ def collect_status(client: FlinkRestClient, job_id: str | None, stack_dir: Path,
             input_rate_window_s=measured[1] if measured else None,
             p99_latency_ms=latency.p99_ms if latency else None,
             p50_latency_ms=latency.p50_ms if latency else None,
+            measured_interval_s=measured_interval_s(stats),
+            paced_ms=paced,
+            realizer="paced" if paced else "restart",
         ))
     return reports
 

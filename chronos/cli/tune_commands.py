@@ -79,6 +79,10 @@ def tune(
         help="/healthz on the metrics port fails once no step has completed for this long (a frozen loop; "
              "a retune's own timeouts stay below it).")] = "15min",
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Only recommend: decide and journal, never retune.")] = False,
+    realize: Annotated[str, typer.Option(
+        help="How a decided interval reaches the job: paced (chronos triggers its checkpoints at the chosen cadence, "
+             "no restart; the job's own interval is the fallback), restart (stop-with-savepoint, resubmit), or auto "
+             "(paced where the cluster offers the checkpoint trigger endpoint).")] = "auto",
     pause_after_savepoint: Annotated[float, typer.Option(parser=finite, hidden=True)] = 0.0,
     flink_deployment: Annotated[str | None, typer.Option(
         help="Tune this FlinkDeployment (Flink Kubernetes Operator): retune by patching its flinkConfiguration.")] = None,
@@ -94,9 +98,11 @@ def tune(
 ) -> None:
     """Watch a running job and retune its checkpoint interval when load or QoS call for it.
 
-    collect -> evaluate -> decide -> realize (stop-with-savepoint, resubmit) -> verify.
+    collect -> evaluate -> decide -> realize (pace the checkpoints, or stop-with-savepoint and resubmit) -> verify.
 
-    Every retune is journaled: if chronos dies mid-retune, the next `chronos tune` finishes it first.
+    Every retune and cadence change is journaled: if chronos dies mid-retune, the next `chronos tune` finishes it
+    first; a paced job keeps checkpointing at its own interval while no tuner runs, and the next one takes the
+    journaled cadence over.
     """
     from chronos.cli.tuning_session import TuneRequest, run_tuner
     from chronos.tune.loop import LoopSettings
@@ -109,6 +115,8 @@ def tune(
         "max_retunes_per_hour": max_retunes_per_hour, "horizon_s": _seconds(horizon),
         "latency_window_s": _seconds(latency_window), "safety_margin": safety_margin,
     })
+    if realize not in ("auto", "paced", "restart"):
+        raise InvalidInput(f"--realize {realize!r}: one of auto, paced, restart")
     _check_metrics_port(metrics_port, metrics_address)  # before any of the tuner is set up
     sd = stack_dir_of(stack_dir)
     request = TuneRequest(
@@ -116,12 +124,14 @@ def tune(
                              decide_every_s=parse_interval_ms(decide_every) / 1000, dry_run=dry_run),
         job, (db or sd / "profiles.db").expanduser(), sd, rest_url, reporter_url, metrics_port, metrics_address,
         parse_interval_ms(fit_timeout) / 1000, _seconds(stall_after) or 900.0, _seconds(duration), as_json,
-        pause_after_savepoint, flink_deployment, namespace, job_file)
+        pause_after_savepoint, flink_deployment, namespace, job_file, realize)  # type: ignore[arg-type]
     with graceful_stop(err.print, "stopping after the current step (a retune in flight is finished first)") as stop:
         summary = run_tuner(request, stop)
     if as_json:
         print_json({"event": "summary", **asdict(summary)})
     else:
+        now = f"{summary.interval_ms / 1000:g} s" if not summary.paced_ms else \
+            f"{summary.paced_ms / 1000:g} s paced (its own {summary.interval_ms / 1000:g} s holds until a tuner runs again)"
         out.print(f"tuned {summary.job_id} for {summary.elapsed_s:.0f} s: {summary.decisions} decisions, "
-                  f"{summary.retunes} retunes, interval now {summary.interval_ms / 1000:g} s; QoS violations: "
+                  f"{summary.retunes} retunes, interval now {now}; QoS violations: "
                   f"latency {summary.latency_violation_s} s, recovery {summary.recovery_violation_s} s")

@@ -18,7 +18,9 @@ from chronos.optimizer.decide import Decision
 from chronos.optimizer.evaluate import Evaluation, JobModels
 from chronos.optimizer.policy import TunePolicy
 from chronos.tune.failures import ObservedFailure
+from chronos.tune.journal import Cadence
 from chronos.tune.outages import OutageEvent
+from chronos.tune.pacer import Outcome
 from chronos.tune.readings import NEEDED_FOR_DECISIONS, NEEDED_FOR_FAILURES, LiveReading
 from chronos.tune.retune import RetuneOutcome, TunedJob
 
@@ -40,6 +42,9 @@ class _Screen:
     decision: Decision | None = None
     events: deque[str] = field(default_factory=lambda: deque(maxlen=8))
     models: str = "-"
+    realizer: str = "-"
+    effective_s: float | None = None
+    triggers: dict[str, int] = field(default_factory=dict)
 
 
 class TuneDisplay:
@@ -71,6 +76,12 @@ class TuneDisplay:
         """The job is known before its first reading: the model errors are exported from the start."""
         self._screen.job = job
 
+    def realizing(self, job: TunedJob, realizer: str, why: str) -> None:
+        """Which realizer is in force, and why: said once, at the start."""
+        self._screen.realizer = realizer
+        self._metrics.set_realizer(job.spec.name, realizer)
+        self._event("realizer", f"realizer: {realizer} ({why})", realizer=realizer, why=why)
+
     def describe_models(self, models: JobModels) -> None:
         parts = []
         for name, model in (("recovery", models.recovery), ("latency", models.latency),
@@ -96,7 +107,7 @@ class TuneDisplay:
         self._screen.violations[0] += latency_violation_s
         self._screen.violations[1] += recovery_violation_s
         self._metrics.source_errors(f.source for f in reading.failures if f.attempted)
-        self._metrics.observe(job.spec.name, interval_s=job.settings.interval_ms / 1000,
+        self._metrics.observe(job.spec.name, interval_s=job.effective_ms / 1000,
                               p99_s=None if reading.p99_ms is None else reading.p99_ms / 1000,
                               input_rate=reading.input_rate, latency_violation_s=latency_violation_s,
                               recovery_violation_s=recovery_violation_s)
@@ -160,6 +171,25 @@ class TuneDisplay:
         self._metrics.fit_failures.inc()
         self._event("fit-failed", f"{error}; the models in use stay", error=error)
 
+    # -- PacingObserver (called from the pacer's thread) ----------------------------------------------
+    def triggered(self, job_name: str, outcome: Outcome) -> None:
+        self._metrics.triggered(job_name, outcome)
+        self._screen.triggers[outcome] = self._screen.triggers.get(outcome, 0) + 1
+
+    def completed(self, job_name: str, effective_s: float, error_s: float | None) -> None:
+        self._metrics.checkpoint_completed(job_name, effective_s, error_s)
+        self._screen.effective_s = effective_s
+
+    def cadence(self, job_name: str, entry: Cadence) -> None:
+        self._metrics.paced_at(job_name, entry.to_ms / 1000)
+        state = "in force" if entry.in_force_ms is not None else "decided"
+        before = "not paced" if entry.from_ms is None else f"{entry.from_ms / 1000:g} s"
+        self._event("cadence", f"cadence {entry.cadence_id} {state}: {before} -> {entry.to_ms / 1000:g} s "
+                    f"(fallback {entry.fallback_ms / 1000:g} s), no restart",
+                    cadence_id=entry.cadence_id, state=state, job_id=entry.job_id, from_ms=entry.from_ms,
+                    to_ms=entry.to_ms, fallback_ms=entry.fallback_ms, decided_ms=entry.decided_ms,
+                    in_force_ms=entry.in_force_ms)
+
     def stepped(self, wall_ms: int) -> None:
         self._metrics.heartbeat.set(wall_ms / 1000)
         if self._heartbeat is not None:
@@ -169,7 +199,8 @@ class TuneDisplay:
     def _reading_line(self, job: TunedJob, reading: LiveReading, latency_v: float, recovery_v: float) -> None:
         """JSON only: one line per collection, the time series a script plots or judges the run by."""
         self._event("reading", "", job_id=job.job_id, at_ms=reading.at_ms, running=reading.running,
-                    interval_s=job.settings.interval_ms / 1000, input_rate=_round(reading.input_rate),
+                    interval_s=job.effective_ms / 1000, configured_interval_s=job.settings.interval_ms / 1000,
+                    input_rate=_round(reading.input_rate),
                     throughput=_round(reading.throughput), lag=reading.lag, p99_ms=reading.p99_ms,
                     recent_p99_ms=reading.recent_p99_ms, staleness_ms=reading.output_staleness_ms,
                     latency_violation_s=round(latency_v, 3), recovery_violation_s=round(recovery_v, 3))
@@ -196,7 +227,14 @@ class TuneDisplay:
         table.add_column("value")
         if s.job is not None:
             table.add_row("job", f"{s.job.spec.name}  {s.job.job_id}")
-            table.add_row("interval", f"{s.job.settings.interval_ms / 1000:g} s")
+            own = f"{s.job.settings.interval_ms / 1000:g} s"
+            if s.job.paced_ms:
+                counts = ", ".join(f"{n} {o}" for o, n in sorted(s.triggers.items())) or "none yet"
+                table.add_row("interval", f"paced at {s.job.paced_ms / 1000:g} s (measured {_s(s.effective_s, fmt='.2f')}; "
+                                          f"triggers: {counts}); its own {own} is the fallback")
+            else:
+                table.add_row("interval", own)
+            table.add_row("realizer", s.realizer)
         if s.reading is not None and s.policy is not None:
             r, p = s.reading, s.policy
             table.add_row("input", _s(r.input_rate, "ev/s", ",.0f") + f", lag {_s(r.lag, 'records', ',.0f')}")

@@ -4,6 +4,7 @@ parses flags into a `TuneRequest`; everything it starts is started and stopped h
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
@@ -17,10 +18,13 @@ from chronos.cli import wiring
 from chronos.cli.common import err, out
 from chronos.cli.tune_view import TuneDisplay
 from chronos.errors import InvalidInput
+from chronos.flink.job_control import RestCheckpointTrigger
 from chronos.metrics.exporter import Heartbeat, TuneMetrics, serve
 from chronos.optimizer.policy import TunePolicy
 from chronos.tune.journal import TuneJournal
 from chronos.tune.loop import LoopSettings, TuneLoop
+from chronos.tune.pacer import Pacer
+from chronos.tune.realizer_choice import Requested, choose_realizer
 from chronos.tune.retune import Realizer, TunedJob
 
 
@@ -45,6 +49,7 @@ class TuneRequest:
     flink_deployment: str | None = None
     namespace: str = "default"
     job_file: Path | None = None
+    realize: Requested = "auto"
 
     def __post_init__(self) -> None:
         if self.flink_deployment and self.job_file is None:
@@ -54,7 +59,8 @@ class TuneRequest:
 @dataclass(frozen=True)
 class TuneSummary:
     job_id: str
-    interval_ms: int
+    interval_ms: int  # the job's own (a paced job's fallback)
+    paced_ms: int | None  # the cadence chronos held it at (None: not paced)
     decisions: int
     retunes: int
     failures: int
@@ -91,7 +97,18 @@ def tuning_session(request: TuneRequest) -> Iterator[tuple[TuneLoop, TuneDisplay
                                           request.reporter_urls)
         resources.callback(collector.close)
         tuned = TunedJob(record.job_id, record.spec, record.settings)
-        loop = TuneLoop(tuned, policy, collector, retuner, journal, book, display, request.loop)
+        trigger = RestCheckpointTrigger(client)
+        choice = choose_realizer(request.realize, lambda: trigger.offers_checkpoint_trigger(record.job_id))
+        pacer = None
+        if choice.paced:
+            pacer = Pacer(trigger, journal, display, record.spec.name)
+            stop_pacing = threading.Event()
+            thread = threading.Thread(target=pacer.run, args=(stop_pacing,), name="chronos-pacer", daemon=True)
+            thread.start()
+            resources.callback(thread.join, 10.0)
+            resources.callback(pacer.wake)
+            resources.callback(stop_pacing.set)
+        loop = TuneLoop(tuned, policy, collector, retuner, journal, book, display, request.loop, pacing=pacer)
         metrics.set_targets(record.spec.name, policy.latency_p99_ms / 1000, policy.recovery_s)
         server = serve(registry, request.metrics_port, request.metrics_address, heartbeat) \
             if request.metrics_port >= 0 else None
@@ -105,6 +122,8 @@ def tuning_session(request: TuneRequest) -> Iterator[tuple[TuneLoop, TuneDisplay
                         f"p99 <= {policy.latency_p99_ms:g} ms, recovery <= {policy.recovery_s:g} s, "
                         f"strategy {policy.strategy}{', dry run' if request.loop.dry_run else ''}")
         display.watching(tuned)
+        display.realizing(tuned, "paced" if choice.paced else "kubernetes" if request.flink_deployment else "restart",
+                          choice.why)
         display.describe_models(book.models)
         if book.last_fit_error is not None:
             display.fit_failed(tuned, book.last_fit_error)
@@ -118,6 +137,6 @@ def run_tuner(request: TuneRequest, stop: Event) -> TuneSummary:
         loop.start()
         loop.run(stop, request.run_for_s)
     job = loop.state.job
-    return TuneSummary(job.job_id, job.settings.interval_ms, display.decisions, display.retunes, display.failures,
+    return TuneSummary(job.job_id, job.settings.interval_ms, job.paced_ms, display.decisions, display.retunes, display.failures,
                        round(loop.qos.latency_s, 1), round(loop.qos.recovery_s, 1),
                        round(time.monotonic() - started, 1), request.loop.dry_run)

@@ -350,3 +350,18 @@ def model_book(db: Path, job_name: str, journal: TuneJournal, strategy: str = "c
         return fit_in_child(points, seed, families=("linear",) if khaos else None, timeout_s=fit_timeout_s)
 
     return ModelBook(observations, live, fitter=fitter, learn_online=not khaos)
+
+
+def journaled_cadence(db: Path) -> Callable[[str, str], int | None]:
+    """The cadence the newest journaled cadence change of a job holds it at, if it is this job's (a job replaced
+    since is not paced until a tuner says so); read-only, and nothing if there is no journal yet."""
+    def paced_at(job_id: str, name: str) -> int | None:
+        if not db.exists():
+            return None
+        journal = TuneJournal(db)
+        try:
+            held = journal.cadences(name)
+        finally:
+            journal.close()
+        return held[-1].to_ms if held and held[-1].job_id == job_id else None
+    return paced_at

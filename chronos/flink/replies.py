@@ -172,6 +172,18 @@ class SavepointTrigger(_Reply):
     operation: SavepointOperation | None = None
 
 
+class CheckpointOperation(_Reply):
+    checkpoint_id: int | None = Field(default=None, alias="checkpointId")
+    failure_cause: dict[str, object] | None = Field(default=None, alias="failureCause")  # so spelled, unlike savepoints
+
+
+class CheckpointTrigger(_Reply):
+    """GET /jobs/:jobid/checkpoints/:triggerid (FLINK-27101, Flink 1.17+)."""
+
+    status: SavepointStatus
+    operation: CheckpointOperation | None = None
+
+
 class VertexLoad(_Reply):
     """How hard a vertex works: the busiest subtask's busy and back-pressured ms per second.
 

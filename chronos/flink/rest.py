@@ -18,6 +18,7 @@ from chronos.errors import FlinkRequestFailed, FlinkUnreachable, UnknownJob, fie
 from chronos.flink.replies import (
     CheckpointConfigReply,
     CheckpointStats,
+    CheckpointTrigger,
     ClusterOverview,
     ExceptionsReply,
     JobDetail,
@@ -255,6 +256,41 @@ class FlinkRestClient:
                 raise FlinkRequestFailed(f"stop-with-savepoint of {job_id} did not finish in {timeout_s:.0f} s")
             self._sleep(SAVEPOINT_POLL.base(attempt))
         raise AssertionError("unreachable")  # pragma: no cover
+
+    # -- triggered checkpoints (FLINK-27101) ------------------------------------------------------
+    def trigger_checkpoint(self, job_id: str) -> str:
+        """Ask for a checkpoint now, of the type the job is configured for; the trigger id to follow it by."""
+        reply = self._request("POST", f"/jobs/{job_id}/checkpoints", job_id, json={"checkpointType": "CONFIGURED"})
+        request_id = reply.get("request-id") if isinstance(reply, dict) else None
+        if not isinstance(request_id, str) or not is_job_id(request_id):
+            raise FlinkRequestFailed(f"Flink's reply to POST /jobs/{job_id}/checkpoints carries no trigger id")
+        return request_id
+
+    def checkpoint_trigger(self, job_id: str, trigger_id: str) -> CheckpointTrigger:
+        if not is_job_id(trigger_id):
+            raise FlinkRequestFailed(f"not a checkpoint trigger id: {trigger_id[:80]!r}")
+        return self._get(CheckpointTrigger, f"/jobs/{job_id}/checkpoints/{trigger_id}", job_id)
+
+    def offers_checkpoint_trigger(self, job_id: str) -> bool:
+        """Whether this cluster has the trigger endpoint, asked without triggering anything: the status of a
+        trigger id nobody issued. Flink's handler answers that it knows no such operation; a cluster without the
+        handler answers from its router ("Not found: ...", or its static files' "Unable to load ...") or 405."""
+        probe = "0" * 32
+        path = f"/jobs/{job_id}/checkpoints/{probe}"
+        if not is_job_id(job_id):
+            raise UnknownJob(f"no such job: {job_id!r} is not a Flink job id (32 hex digits)")
+        try:
+            response = self._http.request("GET", path)
+        except httpx.TransportError as exc:
+            raise FlinkUnreachable(
+                f"cannot reach the Flink REST API at {self._shown_url} ({type(exc).__name__})"
+            ) from exc
+        if response.status_code == 405:
+            return False
+        if response.status_code == 404:
+            line = _first_error_line(response)
+            return not (line.startswith("Not found") or line.startswith("Unable to load requested file"))
+        return True
 
     # -- jar submission -------------------------------------------------------------------------
     def uploaded_jars(self) -> Mapping[str, str]:

@@ -25,7 +25,10 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, make
 from chronos.model import SOURCES
 
 DOWNTIME_BUCKETS = (1.0, 2.0, 3.0, 4.0, 5.0, 7.5, 10.0, 15.0, 30.0, 60.0)
-ACTIONS = ("keep", "retune")
+ACTIONS = ("keep", "retune", "pace")
+TRIGGER_OUTCOMES = ("completed", "failed", "skipped-in-flight", "skipped-not-running")
+REALIZERS = ("paced", "restart", "kubernetes")
+PACING_ERROR_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 15.0)
 OUTCOMES = ("verified", "rolled-back", "abandoned")
 _INVALID = re.compile(r"[^a-zA-Z0-9:_]")
 
@@ -61,7 +64,8 @@ class TuneMetrics:
         self.model_error = Gauge("chronos_model_error_ratio",
                                  "Held-out mean absolute percentage error of a model (model: latency, recovery).",
                                  ("job_name", "model"), registry=registry)
-        self.decisions = Counter("chronos_decisions_total", "Decisions taken (action: keep, retune).",
+        self.decisions = Counter("chronos_decisions_total", "Decisions taken (action: keep, retune = a restart, "
+                                 "pace = a paced job's cadence change).",
                                  ("job_name", "action"), registry=registry)
         self.retunes = Counter("chronos_retunes_total", "Retunes (outcome: verified, rolled-back, abandoned).",
                                ("job_name", "outcome"), registry=registry)
@@ -80,6 +84,22 @@ class TuneMetrics:
         self.fit_failures = Counter("chronos_model_fit_failures_total",
                                     "Model fits that failed (timed out, killed, raised); the models in use stayed.",
                                     registry=registry)
+        self.realizer = Gauge("chronos_realizer_info", "1 for the way a decided interval reaches the job (realizer: "
+                              "paced = chronos triggers its checkpoints, restart, kubernetes).",
+                              ("job_name", "realizer"), registry=registry)
+        self.paced = Gauge("chronos_paced_interval_seconds",
+                           "The cadence chosen for a paced job's checkpoints (its own interval is the fallback).", job,
+                           registry=registry)
+        self.effective = Gauge("chronos_effective_checkpoint_interval_seconds",
+                               "Measured between the trigger times of the two newest completed checkpoints.", job,
+                               registry=registry)
+        self.triggers = Counter("chronos_checkpoint_triggers_total",
+                                "Checkpoints of a paced job by outcome (completed, failed, skipped-in-flight: one was "
+                                "already in flight when due, skipped-not-running).", ("job_name", "outcome"),
+                                registry=registry)
+        self.pacing_error = Histogram("chronos_pacing_error_seconds",
+                                      "|measured - chosen| interval between consecutive completed checkpoints at one "
+                                      "cadence.", job, buckets=PACING_ERROR_BUCKETS, registry=registry)
         self.heartbeat = Gauge("chronos_loop_heartbeat_timestamp_seconds",
                                "When the tuning loop last completed a step (Unix time).", registry=registry)
         for source in SOURCES:
@@ -135,12 +155,32 @@ class TuneMetrics:
         if downtime_s is not None:
             self.downtime.labels(job).observe(downtime_s)
 
+    def set_realizer(self, name: str, realizer: str) -> None:
+        job = job_label(name)
+        for known in REALIZERS:
+            self.realizer.labels(job, known).set(1.0 if known == realizer else 0.0)
+        if realizer == "paced":
+            for outcome in TRIGGER_OUTCOMES:
+                self.triggers.labels(job, outcome)
+            self.pacing_error.labels(job)
+
+    def paced_at(self, name: str, cadence_s: float) -> None:
+        self.paced.labels(job_label(name)).set(cadence_s)
+
+    def triggered(self, name: str, outcome: str) -> None:
+        self.triggers.labels(job_label(name), outcome).inc()
+
+    def checkpoint_completed(self, name: str, effective_s: float, error_s: float | None) -> None:
+        job = job_label(name)
+        self.effective.labels(job).set(effective_s)
+        if error_s is not None:
+            self.pacing_error.labels(job).observe(error_s)
+
     def failed(self, name: str, recovery_s: float | None) -> None:
         job = job_label(name)
         self.failures.labels(job).inc()
         if recovery_s is not None:
             self.recovery.labels(job).set(recovery_s)
-
 
     def source_errors(self, sources: Iterable[str]) -> None:
         for source in sources:

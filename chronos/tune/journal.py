@@ -73,6 +73,15 @@ MIGRATIONS: tuple[str, ...] = (
     UPDATE chronos_retunes SET step = 'rolling-back' WHERE step = 'savepoint' AND note LIKE 'rollback%';
     UPDATE chronos_retunes SET step = 'rollback-resubmitted' WHERE step = 'resubmitted' AND note LIKE 'rollback%'
     """,
+    # v5: cadence changes of paced jobs (no restart: decided, then in force at the first checkpoint at the new cadence).
+    """
+    CREATE TABLE chronos_cadences (
+        cadence_id INTEGER PRIMARY KEY AUTOINCREMENT, job_name TEXT NOT NULL, job_id TEXT NOT NULL,
+        from_ms INTEGER, to_ms INTEGER NOT NULL, fallback_ms INTEGER NOT NULL, decided_ms INTEGER NOT NULL,
+        in_force_ms INTEGER, explanation TEXT NOT NULL DEFAULT ''
+    );
+    CREATE INDEX chronos_cadences_job ON chronos_cadences(job_name, cadence_id)
+    """,
 )
 # Decisions kept one by one; older ones live on as daily summaries (a decision every 30 s is ~2,900 rows a day).
 DECISION_RETENTION_MS = 14 * 86_400_000
@@ -108,6 +117,23 @@ class Retune:
     def interval_to_submit_ms(self) -> int:
         """The interval the next submission carries: the new one, or the previous one on the way back."""
         return self.from_interval_ms if self.rolling_back else self.to_interval_ms
+
+
+@dataclass(frozen=True)
+class Cadence:
+    """A paced job's cadence change: chronos triggers its checkpoints `to_ms` apart from `decided_ms` on; the
+    job's own configured interval (`fallback_ms`) holds whenever chronos does not. `in_force_ms`: when the first
+    checkpoint triggered at this cadence completed (None: not yet)."""
+
+    cadence_id: int
+    job_name: str
+    job_id: str
+    from_ms: int | None  # the cadence before (None: the job was not paced)
+    to_ms: int
+    fallback_ms: int
+    decided_ms: int
+    in_force_ms: int | None
+    explanation: str
 
 
 @dataclass(frozen=True)
@@ -167,6 +193,12 @@ class Journal(Protocol):
     def job_names(self) -> list[str]: ...
     def record_recovery(self, recovery: LiveRecovery) -> None: ...
     def recoveries(self, job_name: str) -> list[LiveRecovery]: ...
+    def open_cadence(self, job_name: str, job_id: str, from_ms: int | None, to_ms: int, fallback_ms: int,
+                     now_ms: int, explanation: str) -> Cadence: ...
+    def cadence_in_force(self, cadence_id: int, now_ms: int) -> Cadence: ...
+    def cadences(self, job_name: str) -> list[Cadence]:
+        """Oldest first; the newest is the cadence a paced job is held at (a new tuner takes it over)."""
+        ...
 
 
 class TuneJournal:
@@ -275,3 +307,31 @@ class TuneJournal:
         with self._lock:
             return [LiveRecovery(*row) for row in self._db.execute(
                 "SELECT * FROM chronos_live_recoveries WHERE job_name=? ORDER BY failed_ms", (job_name,))]
+
+    # -- cadences of paced jobs ----------------------------------------------------------------------
+    def open_cadence(self, job_name: str, job_id: str, from_ms: int | None, to_ms: int, fallback_ms: int,
+                     now_ms: int, explanation: str) -> Cadence:
+        with self._transaction() as db:
+            cursor = db.execute(
+                "INSERT INTO chronos_cadences (job_name, job_id, from_ms, to_ms, fallback_ms, decided_ms, explanation) "
+                "VALUES (?,?,?,?,?,?,?)", (job_name, job_id, from_ms, to_ms, fallback_ms, now_ms, explanation))
+            cadence_id = int(cursor.lastrowid or 0)
+        return self._cadence(cadence_id)
+
+    def cadence_in_force(self, cadence_id: int, now_ms: int) -> Cadence:
+        with self._transaction() as db:
+            db.execute("UPDATE chronos_cadences SET in_force_ms = COALESCE(in_force_ms, ?) WHERE cadence_id = ?",
+                       (now_ms, cadence_id))
+        return self._cadence(cadence_id)
+
+    def cadences(self, job_name: str) -> list[Cadence]:
+        with self._lock:
+            return [Cadence(*row) for row in self._db.execute(
+                "SELECT * FROM chronos_cadences WHERE job_name=? ORDER BY cadence_id", (job_name,))]
+
+    def _cadence(self, cadence_id: int) -> Cadence:
+        with self._lock:
+            row = self._db.execute("SELECT * FROM chronos_cadences WHERE cadence_id=?", (cadence_id,)).fetchone()
+        if row is None:
+            raise KeyError(cadence_id)
+        return Cadence(*row)

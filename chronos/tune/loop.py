@@ -2,7 +2,9 @@
 
 Collection runs every few seconds (QoS accounting and failure watching need that resolution); a
 decision is taken every `decide_every_s`. Each decision is journaled whether it acts or not; a retune
-goes through the Retuner (journaled step by step). Everything the loop knows is handed to an observer
+goes through the Realizer (journaled step by step); a paced job's cadence change goes to its
+Pacing (journaled, no restart), and a restart of a paced job (a new fallback) hands the new job
+to the pacing. Everything the loop knows is handed to an observer
 (the Prometheus exporter, the terminal view) as values; the loop itself never formats or serves.
 
 It is meant to run for weeks beside a job, so nothing outside it ends it: a source that fails is a
@@ -32,7 +34,7 @@ from chronos.optimizer.model_values import Observation
 from chronos.optimizer.policy import TunePolicy
 from chronos.tune.failures import FailureWatch, ObservedFailure
 from chronos.tune.fitting import ModelBook
-from chronos.tune.journal import DECISION_RETENTION_MS, DecisionRecord, Journal, LiveRecovery
+from chronos.tune.journal import DECISION_RETENTION_MS, Cadence, DecisionRecord, Journal, LiveRecovery
 from chronos.tune.outages import OutageEvent, Outages
 from chronos.tune.qos_account import QosAccount
 from chronos.tune.readings import NEEDED_FOR_DECISIONS, NEEDED_FOR_FAILURES, LiveReading
@@ -41,6 +43,14 @@ from chronos.tune.retune import Realizer, RetuneOutcome, TunedJob
 RETUNE_RETRY = Backoff(first_s=30.0, factor=2.0, max_s=600.0)  # a failed retune, finished from the journal
 MAX_EVENTS = 1000  # retune and failure times kept (the hourly cap needs an hour, the MTBF a few hundred)
 PRUNE_EVERY_S = 3600.0
+
+
+class Pacing(Protocol):
+    """Holds a paced job's cadence (`chronos.tune.pacer.Pacer`)."""
+
+    def pace(self, job_id: str, cadence_ms: int, fallback_ms: int, explanation: str) -> Cadence: ...
+    def take_over(self, job_id: str) -> Cadence | None: ...
+    def follow(self, job_id: str) -> None: ...
 
 
 class Collector(Protocol):
@@ -84,6 +94,7 @@ class LoopState:
     last_decision: Decision | None = None
     last_evaluation: Evaluation | None = None
     last_reading: LiveReading | None = None
+    wanted: deque[tuple[float, float]] = field(default_factory=lambda: deque(maxlen=MAX_EVENTS))
 
 
 class TuneLoop:
@@ -99,7 +110,9 @@ class TuneLoop:
         settings: LoopSettings = LoopSettings(),
         clock: Callable[[], float] = time.monotonic,
         wall_ms: Callable[[], int] = wall_ms,
+        pacing: Pacing | None = None,
     ) -> None:
+        self._pacing = pacing
         self._policy = policy
         self._wall_ms = wall_ms
         self._collector = collector
@@ -135,16 +148,26 @@ class TuneLoop:
 
     def start(self) -> None:
         """Before watching: finish what a previous tuner left; if that fails now, it is retried like any
-        failed retune (the job may be stopped with its savepoint journaled: never given up on)."""
+        failed retune (the job may be stopped with its savepoint journaled: never given up on). A paced job's
+        journaled cadence is taken over as it is: no restart, no decision needed."""
         try:
             self.finish_pending()
         except Exception as exc:  # noqa: BLE001 - retried with backoff from the loop
             self._schedule_retry(self._clock(), 1, describe(exc))
+        if self._pacing is not None and not self._settings.dry_run:
+            held = self._pacing.take_over(self.state.job.job_id)
+            if held is not None:
+                self.state.job = replace(self.state.job, paced_ms=held.to_ms)
+                self._observer.message(f"pacing {self.state.job.job_id} at {held.to_ms / 1000:g} s, the journaled "
+                                       f"cadence {held.cadence_id} (its own interval "
+                                       f"{self.state.job.settings.interval_ms / 1000:g} s is the fallback)")
 
     # -- one period -------------------------------------------------------------------------------
     def step(self) -> Decision | None:
         now = self._clock()
         reading = self._collect()
+        if self.state.job.paced_ms and reading.interval_ms is not None:
+            reading = replace(reading, interval_ms=self.state.job.paced_ms)  # the interval the job checkpoints at
         self.state.last_reading = reading
         for event in self._outages.feed(reading.failures, now):
             self._observer.outage(self.state.job, event)
@@ -201,8 +224,12 @@ class TuneLoop:
         rates = tuple(r.input_rate for r in readings if r.input_rate is not None)
         latest = readings[-1]
         costs = next((r.checkpoint_costs_s for r in reversed(readings) if r.checkpoint_costs_s), ())
+        job = self.state.job
         return TuneHistory(
-            interval_s=self.state.job.settings.interval_ms / 1000,
+            interval_s=job.effective_ms / 1000,
+            paced=self._pacing is not None,
+            configured_s=job.settings.interval_ms / 1000,
+            wanted_recent=tuple(self.state.wanted),
             rates=rates,
             rate_step_s=self._settings.collect_every_s,
             p99_ms=latest.p99_ms,
@@ -221,20 +248,33 @@ class TuneLoop:
             return None
         evaluation = evaluate(history, self._models.models, self._policy)
         decision = decide(evaluation, self._policy, now)
-        if decision.action == "retune" and self._settings.dry_run:
+        if decision.wanted_s is not None:
+            self.state.wanted.append((now, decision.wanted_s))
+        if decision.action != "keep" and self._settings.dry_run:
             decision = _advised(decision)
         self.state.last_decision, self.state.last_evaluation = decision, evaluation
         self._journal.record_decision(self._record(decision, evaluation))
         self._observer.decision(self.state.job, decision, evaluation)
-        if decision.action == "retune":
-            target_ms = max(1, round(decision.interval_s * 1000))
+        target_ms = max(1, round(decision.interval_s * 1000))
+        if decision.action == "pace":
+            self._pace(target_ms, decision.explain())
+        elif decision.action == "retune":
+            restart_ms = target_ms if decision.fallback_s is None else max(1, round(decision.fallback_s * 1000))
             try:
-                outcome = self._retuner.retune(self.state.job, target_ms, decision.explain())
+                outcome = self._retuner.retune(self.state.job, restart_ms, decision.explain())
             except Exception as exc:  # noqa: BLE001 - journaled step by step: finished from the journal later
                 self._schedule_retry(now, 1, describe(exc))
                 return decision
             self._after_retune(outcome)
+            if decision.fallback_s is not None and outcome.outcome != "abandoned":
+                self._pace(target_ms, decision.explain())
         return decision
+
+    def _pace(self, cadence_ms: int, explanation: str) -> None:
+        assert self._pacing is not None, "decide paces only a paced job"
+        job = self.state.job
+        self._pacing.pace(job.job_id, cadence_ms, job.settings.interval_ms, explanation)
+        self.state.job = replace(job, paced_ms=cadence_ms)
 
     def _schedule_retry(self, now: float, attempt: int, error: str) -> None:
         delay = RETUNE_RETRY.delay(attempt, self._rng)
@@ -273,8 +313,10 @@ class TuneLoop:
             self.state.started_at_s = now
             self._watch.reset()
             self.qos.last_at_ms = None
-        self.state.job = outcome.job
-        self._observer.retune(outcome.job, outcome)
+        self.state.job = replace(outcome.job, paced_ms=self.state.job.paced_ms)
+        if self._pacing is not None:
+            self._pacing.follow(outcome.job.job_id)  # the replaced job is paced at the same cadence
+        self._observer.retune(self.state.job, outcome)
 
     # -- running ----------------------------------------------------------------------------------
     def run(self, stop: threading.Event, duration_s: float | None = None) -> None:
@@ -293,6 +335,7 @@ def _keep_last(times: list[float], now: float) -> None:
 
 
 def _advised(decision: Decision) -> Decision:
-    return replace(decision, action="keep", reason=f"dry run: would retune to {decision.interval_s:g} s ({decision.reason})",
-                   interval_s=decision.current.interval_s)
+    verb = "pace at" if decision.action == "pace" else "retune to"
+    return replace(decision, action="keep", reason=f"dry run: would {verb} {decision.interval_s:g} s ({decision.reason})",
+                   interval_s=decision.current.interval_s, fallback_s=None)
 

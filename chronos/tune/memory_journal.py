@@ -9,7 +9,7 @@ import time
 from collections import defaultdict
 from dataclasses import replace
 
-from chronos.tune.journal import DecisionRecord, LiveRecovery, Retune, Step
+from chronos.tune.journal import Cadence, DecisionRecord, LiveRecovery, Retune, Step
 
 
 class MemoryJournal:
@@ -19,6 +19,7 @@ class MemoryJournal:
         self._decisions: list[DecisionRecord] = []
         self._days: dict[tuple[str, str], tuple[int, int]] = defaultdict(lambda: (0, 0))
         self._recoveries: dict[tuple[str, int], LiveRecovery] = {}
+        self._cadences: dict[int, Cadence] = {}
 
     def close(self) -> None:
         return None
@@ -92,3 +93,23 @@ class MemoryJournal:
     def recoveries(self, job_name: str) -> list[LiveRecovery]:
         with self._lock:
             return [r for (job, _), r in sorted(self._recoveries.items()) if job == job_name]
+
+    # -- cadences of paced jobs ----------------------------------------------------------------------
+    def open_cadence(self, job_name: str, job_id: str, from_ms: int | None, to_ms: int, fallback_ms: int,
+                     now_ms: int, explanation: str) -> Cadence:
+        with self._lock:
+            cadence_id = max(self._cadences, default=0) + 1
+            self._cadences[cadence_id] = Cadence(cadence_id, job_name, job_id, from_ms, to_ms, fallback_ms, now_ms,
+                                                 None, explanation)
+            return self._cadences[cadence_id]
+
+    def cadence_in_force(self, cadence_id: int, now_ms: int) -> Cadence:
+        with self._lock:
+            entry = self._cadences[cadence_id]
+            if entry.in_force_ms is None:
+                self._cadences[cadence_id] = replace(entry, in_force_ms=now_ms)
+            return self._cadences[cadence_id]
+
+    def cadences(self, job_name: str) -> list[Cadence]:
+        with self._lock:
+            return [c for _, c in sorted(self._cadences.items()) if c.job_name == job_name]

@@ -51,7 +51,12 @@ class JobControl(Protocol):
 class TunedJob:
     job_id: str
     spec: JobSpec
-    settings: CheckpointSettings
+    settings: CheckpointSettings  # as submitted: `interval_ms` is the job's own (a paced job's fallback)
+    paced_ms: int | None = None  # the cadence chronos triggers its checkpoints at (None: not paced)
+
+    @property
+    def effective_ms(self) -> int:
+        return self.paced_ms or self.settings.interval_ms
 
 
 @dataclass(frozen=True)

@@ -78,3 +78,15 @@ def test_a_live_recovery_is_kept_once_per_failure(journal: Journal) -> None:
     assert journal.recoveries("fleet") == [LiveRecovery("fleet", 1000, 30_000, 1500.0, 42.0),
                                            LiveRecovery("fleet", 2000, 30_000, 1500.0, 55.0)]
     assert journal.recoveries("zones") == []
+
+
+def test_a_cadence_change_is_decided_then_in_force_once_and_the_newest_is_the_one_held(journal: Journal) -> None:
+    first = journal.open_cadence("fleet", "j1", None, 5_000, 120_000, 1000, "pace at 5 s")
+    assert (first.from_ms, first.to_ms, first.fallback_ms, first.in_force_ms) == (None, 5_000, 120_000, None)
+    assert journal.cadence_in_force(first.cadence_id, 6000).in_force_ms == 6000
+    assert journal.cadence_in_force(first.cadence_id, 9000).in_force_ms == 6000, "in force from its first checkpoint"
+    second = journal.open_cadence("fleet", "j1", 5_000, 15_000, 120_000, 10_000, "lengthen")
+    journal.open_cadence("other", "j9", None, 2_000, 60_000, 11_000, "another job")
+    held = journal.cadences("fleet")
+    assert [c.cadence_id for c in held] == [first.cadence_id, second.cadence_id]
+    assert held[-1].to_ms == 15_000 and held[-1].in_force_ms is None

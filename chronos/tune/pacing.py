@@ -1,0 +1,77 @@
+"""When to trigger the next checkpoint of a paced job: a pure rule over what Flink reports and what the
+pacer did, so the pacer's thread only reads, applies and sleeps.
+
+Why pace at all: Flink cannot change a running job's checkpoint interval, but it checkpoints on request
+(`POST /jobs/:jobid/checkpoints`, FLINK-27101), and a triggered checkpoint is an ordinary one (the
+exactly-once Kafka sink commits on it; a failover restores from it; shared/README.md measured both). So the
+job keeps a long configured interval (the fallback) and chronos triggers a checkpoint whenever its chosen
+cadence has passed since the last completed one (or since its own last attempt, so a refused trigger is
+retried a period later, never in a tight loop). Never a second checkpoint in flight: Flink's own
+in-progress count says whether one is (a periodic one, a previous tuner's trigger, ours); nothing while the
+job or any of its tasks is not RUNNING (a trigger would fail, and a failover restores on its own).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+
+@dataclass(frozen=True)
+class PacingView:
+    """The paced job as Flink reports it, read at `at_ms` (wall clock, the clock of Flink's timestamps)."""
+
+    at_ms: int
+    running: bool  # the job RUNNING and every task of it RUNNING
+    in_progress: int  # checkpoints in flight, whoever triggered them
+    last_completed_id: int | None
+    last_completed_trigger_ms: int | None  # when the newest completed checkpoint was triggered
+
+
+@dataclass(frozen=True)
+class PacingState:
+    """What the pacer itself knows, beyond Flink: the cadence, since when it follows this job, its last attempt."""
+
+    cadence_ms: int
+    following_since_ms: int
+    last_attempt_ms: int | None = None  # its newest trigger request, answered or not
+    pending: bool = False  # a trigger of its own not yet completed or failed
+    skipped_for_ms: int | None = None  # the due time already counted as skipped (counted once per period)
+
+
+Move = Literal["trigger", "wait", "skip-in-flight", "skip-not-running"]
+
+
+@dataclass(frozen=True)
+class PacingMove:
+    move: Move
+    due_ms: int  # when the next checkpoint is due
+    wake_ms: int  # when to look again
+
+    @property
+    def counts_as_skip(self) -> bool:
+        return self.move in ("skip-in-flight", "skip-not-running")
+
+
+POLL_MS = 250  # how often to look while a checkpoint is due but one is in flight
+NOT_RUNNING_POLL_MS = 1000  # ... or the job is not running (a failover takes seconds)
+IDLE_LOOK_MS = 1000  # the longest sleep before a due time (a new cadence or a takeover shows within it)
+
+
+def due_ms(view: PacingView, state: PacingState) -> int:
+    """A cadence after the latest of: the newest completed checkpoint's trigger, the pacer's own last attempt,
+    and (with neither since) the moment it began following the job."""
+    known = [t for t in (view.last_completed_trigger_ms, state.last_attempt_ms) if t is not None]
+    return (max(known) if known else state.following_since_ms) + state.cadence_ms
+
+
+def next_move(view: PacingView, state: PacingState) -> PacingMove:
+    due = due_ms(view, state)
+    now = view.at_ms
+    if now < due:
+        return PacingMove("wait", due, min(due, now + IDLE_LOOK_MS))
+    if not view.running:
+        return PacingMove("skip-not-running", due, now + NOT_RUNNING_POLL_MS)
+    if view.in_progress > 0 or state.pending:
+        return PacingMove("skip-in-flight", due, now + POLL_MS)
+    return PacingMove("trigger", due, now + POLL_MS)

@@ -1,0 +1,215 @@
+"""Pacing a job's checkpoints: the rule (when the next one is due, never two in flight, nothing while the job
+is not running) and the pacer that applies it (a refused or lost trigger is counted and retried a period later,
+never in a tight loop; a cadence change is journaled and in force at its first checkpoint; a new tuner takes the
+journaled cadence over), on a fake of our own CheckpointTrigger wrapper: a job whose checkpoints take `duration_ms`."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+from chronos.errors import FlinkRequestFailed, FlinkUnreachable
+from chronos.tune.journal import Cadence
+from chronos.tune.memory_journal import MemoryJournal
+from chronos.tune.pacer import Pacer, TriggerOutcome
+from chronos.tune.pacing import PacingState, PacingView, next_move
+
+
+def view(at: int, *, running: bool = True, in_progress: int = 0, last: int | None = 1000) -> PacingView:
+    return PacingView(at, running, in_progress, None if last is None else 1, last)
+
+
+def test_the_next_checkpoint_is_due_a_cadence_after_the_newest_completed_one() -> None:
+    state = PacingState(5000, following_since_ms=0)
+    assert next_move(view(4000), state).move == "wait"
+    assert next_move(view(4000), state).wake_ms == 5000, "wakes at the due time when it is within a second"
+    assert next_move(view(6000), state).move == "trigger"
+
+
+def test_a_refused_attempt_moves_the_due_time_a_whole_cadence_on() -> None:
+    state = PacingState(5000, following_since_ms=0, last_attempt_ms=6000)
+    assert next_move(view(7000), state).move == "wait"
+    assert next_move(view(11_000), state).move == "trigger"
+
+
+def test_never_a_second_checkpoint_in_flight_and_nothing_while_the_job_is_not_running() -> None:
+    state = PacingState(5000, following_since_ms=0)
+    assert next_move(view(7000, in_progress=1), state).move == "skip-in-flight"
+    assert next_move(view(7000), PacingState(5000, 0, pending=True)).move == "skip-in-flight"
+    assert next_move(view(7000, running=False), state).move == "skip-not-running"
+
+
+def test_a_job_with_no_checkpoint_yet_is_due_a_cadence_after_pacing_began() -> None:
+    state = PacingState(5000, following_since_ms=3000)
+    assert next_move(view(7000, last=None), state).move == "wait"
+    assert next_move(view(8000, last=None), state).move == "trigger"
+
+
+@dataclass
+class FakeJob:
+    """A job on a fake clock: a trigger starts a checkpoint that completes `duration_ms` later."""
+
+    now: int = 0
+    duration_ms: int = 200
+    running: bool = True
+    refuse: bool = False
+    never_complete: bool = False
+    periodic_in_flight: bool = False
+    completed: list[tuple[int, int]] = field(default_factory=lambda: [(1, 0)])  # (id, trigger ms)
+    triggers: list[int] = field(default_factory=list)
+    in_flight: dict[str, int] = field(default_factory=dict)  # trigger id -> trigger ms
+    unreachable: bool = False
+
+    def _settle(self) -> None:
+        for trigger_id, at in list(self.in_flight.items()):
+            if not self.never_complete and self.now >= at + self.duration_ms:
+                del self.in_flight[trigger_id]
+                self.completed.append((self.completed[-1][0] + 1, at))
+
+    def pacing_view(self, job_id: str) -> PacingView:
+        if self.unreachable:
+            raise FlinkUnreachable("cannot reach the Flink REST API at http://flink.test (ConnectError)")
+        self._settle()
+        last_id, last_ms = self.completed[-1]
+        return PacingView(self.now, self.running, len(self.in_flight) + self.periodic_in_flight, last_id, last_ms)
+
+    def trigger_checkpoint(self, job_id: str) -> str:
+        self.triggers.append(self.now)
+        if self.refuse:
+            raise FlinkRequestFailed("Flink refused POST /jobs/j1/checkpoints: not all tasks running")
+        trigger_id = f"{len(self.triggers):032x}"
+        self.in_flight[trigger_id] = self.now
+        return trigger_id
+
+    def trigger_outcome(self, job_id: str, trigger_id: str) -> TriggerOutcome:
+        self._settle()
+        if trigger_id in self.in_flight:
+            return TriggerOutcome("in-progress")
+        return TriggerOutcome("completed", checkpoint_id=1)
+
+
+@dataclass
+class Seen:
+    outcomes: list[str] = field(default_factory=list)
+    errors: list[float | None] = field(default_factory=list)
+    cadences: list[Cadence] = field(default_factory=list)
+    messages: list[str] = field(default_factory=list)
+
+    def triggered(self, job_name: str, outcome: str) -> None:
+        self.outcomes.append(outcome)
+
+    def completed(self, job_name: str, effective_s: float, error_s: float | None) -> None:
+        self.errors.append(error_s)
+
+    def cadence(self, job_name: str, entry: Cadence) -> None:
+        self.cadences.append(entry)
+
+    def message(self, text: str) -> None:
+        self.messages.append(text)
+
+
+def run(pacer: Pacer, job: FakeJob, until_ms: int) -> int:
+    """Step the pacer on the fake clock, sleeping what it asks; the number of steps."""
+    steps = 0
+    while job.now < until_ms:
+        wait_s = pacer.step()
+        job.now += max(1, int(wait_s * 1000))
+        steps += 1
+    return steps
+
+
+def make(job: FakeJob, journal: MemoryJournal | None = None) -> tuple[Pacer, Seen, MemoryJournal]:
+    seen, journal = Seen(), journal or MemoryJournal()
+    return Pacer(job, journal, seen, "fleet", wall_ms=lambda: job.now, trigger_timeout_s=10.0), seen, journal
+
+
+def test_checkpoints_come_at_the_cadence_and_a_change_is_in_force_at_its_first_checkpoint() -> None:
+    job = FakeJob()
+    pacer, seen, journal = make(job)
+    pacer.pace("j1", 5000, 120_000, "pace at 5 s")
+    run(pacer, job, 30_000)
+    gaps = [b[1] - a[1] for a, b in zip(job.completed[1:], job.completed[2:], strict=False)]
+    assert gaps and all(5000 <= g <= 5300 for g in gaps), gaps
+    assert journal.cadences("fleet")[-1].in_force_ms is not None
+    pacer.pace("j1", 15_000, 120_000, "lengthen")
+    changed = job.now
+    run(pacer, job, 80_000)
+    after = [t for _, t in job.completed if t > changed]
+    assert all(15_000 <= b - a <= 15_300 for a, b in itertools.pairwise(after))
+    entry = journal.cadences("fleet")[-1]
+    assert (entry.from_ms, entry.to_ms) == (5000, 15_000)
+    assert entry.in_force_ms is not None and entry.in_force_ms - changed <= 15_000 + 300, "within one checkpoint"
+    assert max(e for e in seen.errors if e is not None) <= 0.3
+    assert seen.outcomes.count("failed") == 0
+
+
+def test_a_job_not_running_when_due_counts_as_skipped_not_running() -> None:
+    job = FakeJob(running=False)
+    pacer, seen, _ = make(job)
+    pacer.pace("j1", 5000, 120_000, "pace")
+    run(pacer, job, 20_000)
+    assert job.triggers == [] and seen.outcomes == ["skipped-not-running"]
+
+
+def test_a_refused_trigger_is_counted_and_retried_a_period_later_never_in_a_tight_loop() -> None:
+    job = FakeJob(refuse=True)
+    pacer, seen, _ = make(job)
+    pacer.pace("j1", 5000, 120_000, "pace")
+    steps = run(pacer, job, 60_000)
+    assert 11 <= len(job.triggers) <= 13, "one attempt per period"
+    assert all(b - a >= 5000 for a, b in zip(job.triggers, job.triggers[1:], strict=False))
+    assert seen.outcomes.count("failed") == len(job.triggers)
+    assert steps < 200, "it sleeps between looks"
+
+
+def test_a_trigger_with_no_answer_is_a_failure_after_its_timeout_and_none_is_sent_while_flink_has_one_in_flight() -> None:
+    job = FakeJob(never_complete=True)
+    pacer, seen, _ = make(job)
+    pacer.pace("j1", 5000, 120_000, "pace")
+    run(pacer, job, 30_000)
+    assert len(job.triggers) == 1, "Flink still reports the first in flight"
+    assert "failed" in seen.outcomes and "skipped-in-flight" in seen.outcomes
+
+
+def test_a_periodic_checkpoint_in_flight_is_skipped_once_per_due_time_and_a_stopped_job_is_not_triggered() -> None:
+    job = FakeJob(periodic_in_flight=True)
+    pacer, seen, _ = make(job)
+    pacer.pace("j1", 5000, 120_000, "pace")
+    run(pacer, job, 20_000)
+    assert job.triggers == [] and seen.outcomes == ["skipped-in-flight"], "counted once, not per look"
+    job.periodic_in_flight, job.running = False, False
+    run(pacer, job, 40_000)
+    assert job.triggers == [], "the job is not running: nothing triggered"
+    job.running = True
+    run(pacer, job, 50_000)
+    assert job.triggers, "a restored job is paced again"
+
+
+def test_an_unreachable_cluster_pauses_pacing_said_once_each_way() -> None:
+    job = FakeJob(unreachable=True)
+    pacer, seen, _ = make(job)
+    pacer.pace("j1", 5000, 120_000, "pace")
+    run(pacer, job, 20_000)
+    assert job.triggers == [] and len(seen.messages) == 1 and "pacing paused" in seen.messages[0]
+    job.unreachable = False
+    run(pacer, job, 30_000)
+    assert job.triggers and seen.messages[-1].endswith("Flink answers again")
+
+
+def test_a_new_tuner_takes_the_journaled_cadence_over_and_a_replaced_job_is_followed() -> None:
+    job = FakeJob()
+    first, _, journal = make(job)
+    first.pace("j1", 4000, 120_000, "pace")
+    run(first, job, 10_000)
+    second, _seen, _ = make(job, journal)
+    held = second.take_over("j1")
+    assert held is not None and held.to_ms == 4000 and second.cadence_ms == 4000
+    run(second, job, 30_000)
+    assert all(b - a <= 4300 for a, b in zip(job.triggers, job.triggers[1:], strict=False))
+    second.follow("j2")
+    assert second.stats().job_id == "j2" and second.cadence_ms == 4000
+
+
+def test_nothing_is_taken_over_when_no_cadence_was_journaled() -> None:
+    pacer, _, _ = make(FakeJob())
+    assert pacer.take_over("j1") is None and pacer.cadence_ms is None
