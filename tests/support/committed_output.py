@@ -4,6 +4,7 @@ visible when a checkpoint commits, so its visibility bursts show the checkpoint 
 
 from __future__ import annotations
 
+import itertools
 import statistics
 import threading
 import time
@@ -31,12 +32,8 @@ class CommittedOutput:
 
     def bursts(self, since_ms: int, gap_ms: int = 1500) -> list[int]:
         """Wall times at which output became visible after a pause of at least `gap_ms`."""
-        times, starts = sorted(t for t, _ in self.since(since_ms)), []
-        for t in times:
-            if not starts or t - last >= gap_ms:
-                starts.append(t)
-            last = t
-        return starts
+        times = sorted(t for t, _ in self.since(since_ms))
+        return [t for n, t in enumerate(times) if n == 0 or t - times[n - 1] >= gap_ms]
 
     def p99_ms(self, since_ms: int) -> float:
         latencies = sorted(lat for _, lat in self.since(since_ms))
@@ -45,7 +42,7 @@ class CommittedOutput:
 
     def median_gap_s(self, since_ms: int) -> float:
         starts = self.bursts(since_ms)
-        gaps = [(b - a) / 1000 for a, b in zip(starts, starts[1:], strict=False)]
+        gaps = [(b - a) / 1000 for a, b in itertools.pairwise(starts)]
         assert gaps, "fewer than two bursts of committed output"
         return statistics.median(gaps)
 
