@@ -88,6 +88,9 @@ class CheckpointHistoryEntry(_Reply):
     latest_ack_timestamp: int
     state_size: int
     end_to_end_duration: int
+    checkpointed_size: int = 0  # of an incremental checkpoint, what it wrote; else the state size
+    alignment_buffered: int = 0
+    processed_data: int = 0
 
 
 class CompletedCheckpoint(CheckpointHistoryEntry):
