@@ -122,8 +122,10 @@ def tuning_session(request: TuneRequest) -> Iterator[tuple[TuneLoop, TuneDisplay
                         f"p99 <= {policy.latency_p99_ms:g} ms, recovery <= {policy.recovery_s:g} s, "
                         f"strategy {policy.strategy}{', dry run' if request.loop.dry_run else ''}")
         display.watching(tuned)
+        restart_path = "patching the FlinkDeployment" if request.flink_deployment else "stop-with-savepoint and resubmit"
         display.realizing(tuned, "paced" if choice.paced else "kubernetes" if request.flink_deployment else "restart",
-                          choice.why)
+                          f"{choice.why}; {'the fallback changes' if choice.paced else 'a change is made'} by "
+                          f"{restart_path}")
         display.describe_models(book.models)
         if book.last_fit_error is not None:
             display.fit_failed(tuned, book.last_fit_error)

@@ -111,6 +111,13 @@ INTERNALS = Dashboard(
                      f'sum by (job_name) (chronos_retune_downtime_seconds_count{{{JOB}}})', "{{job_name}} mean downtime"),
               Series(f'sum by (job_name, outcome) (chronos_retunes_total{{{JOB}}})', "{{job_name}} retunes {{outcome}}")),
              store_backed=True),
+        View("checkpoint-cadence", "Checkpoint cadence",
+             "A paced job: the cadence chosen, the interval measured between completed checkpoints, and the job's "
+             "own interval in force (the fallback); triggered checkpoints by outcome in the range.", "s",
+             (Series(f'chronos_paced_interval_seconds{{{JOB}}}', "{{job_name}} chosen"),
+              Series(f'chronos_effective_checkpoint_interval_seconds{{{JOB}}}', "{{job_name}} measured"),
+              Series(f'sum by (job_name, outcome) (increase(chronos_checkpoint_triggers_total{{{JOB}}}[$__range]))',
+                     "{{job_name}} triggers {{outcome}}"))),
         View("decisions", "Decisions and feasibility",
              "Decisions by action in the range, and whether some interval is predicted to meet both targets.",
              "short",

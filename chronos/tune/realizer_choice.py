@@ -21,7 +21,7 @@ class RealizerChoice:
 def choose_realizer(requested: Requested, offers_trigger: Callable[[], bool]) -> RealizerChoice:
     """`offers_trigger` probes the cluster (asked only when it matters)."""
     if requested == "restart":
-        return RealizerChoice(False, "forced by --realize restart: every change is a stop-with-savepoint and resubmit")
+        return RealizerChoice(False, "forced by --realize restart: every change is a restart")
     offered = offers_trigger()
     if requested == "paced" and not offered:
         raise InvalidInput("--realize paced: this Flink cluster has no checkpoint trigger endpoint "
@@ -30,4 +30,4 @@ def choose_realizer(requested: Requested, offers_trigger: Callable[[], bool]) ->
         return RealizerChoice(True, "the cluster triggers checkpoints on request: chronos paces them, a cadence "
                                     "change needs no restart; the job's own interval is the fallback")
     return RealizerChoice(False, "the cluster has no checkpoint trigger endpoint (Flink < 1.17): every change is "
-                                 "a stop-with-savepoint and resubmit")
+                                 "a restart")

@@ -35,6 +35,7 @@ target:
 qos: {latencyP99: 800ms, recovery: 2min}
 policy: {strategy: daly}
 dryRun: true
+realize: restart
 storage: {persistence: {enabled: false}}
 metrics: {serviceMonitor: {enabled: true, labels: {release: kube-prometheus}}}
 dashboards: {enabled: false}
@@ -115,6 +116,7 @@ def test_default_values_render_a_valid_operator_mode_release(tmp_path: Path) -> 
     args = tune_args(manifests)
     assert "--flink-deployment=my-flink-job" in args and "--rest-url=http://my-flink-job-rest:8081" in args
     assert "--db=/data/chronos.db" in args and "--metrics-address=0.0.0.0" in args and "--dry-run" not in args
+    assert "--realize=auto" in args, "paced where the cluster offers the checkpoint trigger"
     spec = by_kind(manifests, "Deployment")[0]["spec"]
     assert spec["replicas"] == 1 and spec["strategy"]["type"] == "Recreate", "never two tuners on one job"
     container = spec["template"]["spec"]["containers"][0]
@@ -138,6 +140,7 @@ def test_non_default_values_render_what_they_say(tmp_path: Path) -> None:
     args = tune_args(manifests)
     assert "--flink-deployment=fleet" in args and "--rest-url=http://flink-jobmanager:8081" in args
     assert "--dry-run" in args and "--strategy=daly" in args and "--latency-p99=800ms" in args
+    assert "--realize=restart" in args
     assert "--reporter-url=http://flink-taskmanager:9249/metrics" in args
     pod = by_kind(manifests, "Deployment")[0]["spec"]["template"]["spec"]
     assert "initContainers" not in pod
@@ -206,6 +209,7 @@ def test_the_dashboards_configmap_carries_the_generated_dashboards_for_the_sidec
     ("qos.recovery=fast", "recovery"),
     ("policy.strategy=magic", "strategy"),
     ("metrics.port=80", "port"),
+    ("realize=sometimes", "realize"),
     ("nosuchkey=1", "nosuchkey"),
 ])
 def test_the_values_schema_refuses_bad_values(setting: str, complaint: str) -> None:

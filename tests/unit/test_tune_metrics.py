@@ -109,3 +109,26 @@ def test_source_errors_are_counted_per_source_and_outages_shown_as_up_or_down() 
     assert registry.get_sample_value("chronos_collect_errors_total", {"source": "flink-rest"}) == 1
     assert registry.get_sample_value("chronos_source_up", {"source": "kafka"}) == 0
     assert registry.get_sample_value("chronos_source_up", {"source": "reporter"}) == 1
+
+
+def test_pacing_figures_and_the_realizer_in_force_are_exported() -> None:
+    registry = CollectorRegistry()
+    metrics = TuneMetrics(registry)
+    metrics.set_targets("fleet", 1.0, 60.0)
+    metrics.set_realizer("fleet", "paced")
+    value = registry.get_sample_value
+    assert value("chronos_checkpoint_triggers_total", {"job_name": "fleet", "outcome": "skipped-in-flight"}) == 0
+    assert value("chronos_decisions_total", {"job_name": "fleet", "action": "pace"}) == 0
+    metrics.paced_at("fleet", 5.0)
+    metrics.triggered("fleet", "completed")
+    metrics.triggered("fleet", "failed")
+    metrics.checkpoint_completed("fleet", 5.04, 0.04)
+    metrics.checkpoint_completed("fleet", 9.0, None)  # across a cadence change: no pacing error
+    assert value("chronos_realizer_info", {"job_name": "fleet", "realizer": "paced"}) == 1
+    assert value("chronos_realizer_info", {"job_name": "fleet", "realizer": "restart"}) == 0
+    assert value("chronos_paced_interval_seconds", {"job_name": "fleet"}) == 5.0
+    assert value("chronos_effective_checkpoint_interval_seconds", {"job_name": "fleet"}) == 9.0
+    assert value("chronos_checkpoint_triggers_total", {"job_name": "fleet", "outcome": "completed"}) == 1
+    assert value("chronos_checkpoint_triggers_total", {"job_name": "fleet", "outcome": "failed"}) == 1
+    assert value("chronos_pacing_error_seconds_count", {"job_name": "fleet"}) == 1
+    assert value("chronos_pacing_error_seconds_bucket", {"job_name": "fleet", "le": "0.05"}) == 1
