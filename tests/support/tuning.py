@@ -23,8 +23,10 @@ from tests.support.cli import chronos, submit_demo
 TARGETS = ["--latency-p99", "600s", "--recovery", "60s", "--interval-min", "2s", "--interval-max", "30s"]
 
 
+# The tuning tests that use these watch the restart path (journaled stop-with-savepoint and resubmit, its crash
+# safety); pacing, the default where Flink offers it, has its own (tests/integration/test_paced_checkpoints.py).
 FAST = ["--startup-grace", "15s", "--decide-every", "5s", "--collect-every", "2s", "--horizon", "20s",
-        "--cooldown", "10min"]
+        "--cooldown", "10min", "--realize", "restart"]
 
 
 def recovery_truth(interval_s: float, rate: float) -> float:
