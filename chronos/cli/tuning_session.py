@@ -99,16 +99,15 @@ def tuning_session(request: TuneRequest) -> Iterator[tuple[TuneLoop, TuneDisplay
         tuned = TunedJob(record.job_id, record.spec, record.settings)
         trigger = RestCheckpointTrigger(client)
         choice = choose_realizer(request.realize, lambda: trigger.offers_checkpoint_trigger(record.job_id))
-        pacer = None
-        if choice.paced:
-            pacer = Pacer(trigger, journal, display, record.spec.name)
-            stop_pacing = threading.Event()
-            thread = threading.Thread(target=pacer.run, args=(stop_pacing,), name="chronos-pacer", daemon=True)
-            thread.start()
-            resources.callback(thread.join, 10.0)
-            resources.callback(pacer.wake)
-            resources.callback(stop_pacing.set)
-        loop = TuneLoop(tuned, policy, collector, retuner, journal, book, display, request.loop, pacing=pacer)
+        pacer = Pacer(trigger, journal, display, record.spec.name)  # not pacing, it measures the checkpoints' interval
+        stop_pacing = threading.Event()
+        thread = threading.Thread(target=pacer.run, args=(stop_pacing,), name="chronos-pacer", daemon=True)
+        thread.start()
+        resources.callback(thread.join, 10.0)
+        resources.callback(pacer.wake)
+        resources.callback(stop_pacing.set)
+        loop = TuneLoop(tuned, policy, collector, retuner, journal, book, display, request.loop, pacing=pacer,
+                        paces=choice.paced)
         metrics.set_targets(record.spec.name, policy.latency_p99_ms / 1000, policy.recovery_s)
         server = serve(registry, request.metrics_port, request.metrics_address, heartbeat) \
             if request.metrics_port >= 0 else None

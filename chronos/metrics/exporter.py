@@ -159,10 +159,9 @@ class TuneMetrics:
         job = job_label(name)
         for known in REALIZERS:
             self.realizer.labels(job, known).set(1.0 if known == realizer else 0.0)
-        if realizer == "paced":
-            for outcome in TRIGGER_OUTCOMES:
-                self.triggers.labels(job, outcome)
-            self.pacing_error.labels(job)
+        for outcome in TRIGGER_OUTCOMES:  # at 0 whatever the realizer: a dashboard rates them
+            self.triggers.labels(job, outcome)
+        self.pacing_error.labels(job)
 
     def paced_at(self, name: str, cadence_s: float) -> None:
         self.paced.labels(job_label(name)).set(cadence_s)

@@ -112,9 +112,9 @@ INTERNALS = Dashboard(
               Series(f'sum by (job_name, outcome) (chronos_retunes_total{{{JOB}}})', "{{job_name}} retunes {{outcome}}")),
              store_backed=True),
         View("checkpoint-cadence", "Checkpoint cadence",
-             "A paced job: the cadence chosen, the interval measured between completed checkpoints, and the job's "
-             "own interval in force (the fallback); triggered checkpoints by outcome in the range.", "s",
-             (Series(f'chronos_paced_interval_seconds{{{JOB}}}', "{{job_name}} chosen"),
+             "The interval in force (a paced job's cadence), the interval measured between completed checkpoints, "
+             "and a paced job's triggered checkpoints by outcome in the range.", "s",
+             (Series(f'chronos_checkpoint_interval_seconds{{{JOB}}}', "{{job_name}} in force"),
               Series(f'chronos_effective_checkpoint_interval_seconds{{{JOB}}}', "{{job_name}} measured"),
               Series(f'sum by (job_name, outcome) (increase(chronos_checkpoint_triggers_total{{{JOB}}}[$__range]))',
                      "{{job_name}} triggers {{outcome}}"))),

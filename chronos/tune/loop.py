@@ -111,8 +111,10 @@ class TuneLoop:
         clock: Callable[[], float] = time.monotonic,
         wall_ms: Callable[[], int] = wall_ms,
         pacing: Pacing | None = None,
+        paces: bool = False,
     ) -> None:
-        self._pacing = pacing
+        self._pacing = pacing  # watches the job's checkpoints; with `paces`, holds their cadence too
+        self._paces = paces and pacing is not None
         self._policy = policy
         self._wall_ms = wall_ms
         self._collector = collector
@@ -154,7 +156,9 @@ class TuneLoop:
             self.finish_pending()
         except Exception as exc:  # noqa: BLE001 - retried with backoff from the loop
             self._schedule_retry(self._clock(), 1, describe(exc))
-        if self._pacing is not None and not self._settings.dry_run:
+        if self._pacing is not None:
+            self._pacing.follow(self.state.job.job_id)
+        if self._pacing is not None and self._paces and not self._settings.dry_run:
             held = self._pacing.take_over(self.state.job.job_id)
             if held is not None:
                 self.state.job = replace(self.state.job, paced_ms=held.to_ms)
@@ -227,7 +231,7 @@ class TuneLoop:
         job = self.state.job
         return TuneHistory(
             interval_s=job.effective_ms / 1000,
-            paced=self._pacing is not None,
+            paced=self._paces,
             configured_s=job.settings.interval_ms / 1000,
             wanted_recent=tuple(self.state.wanted),
             rates=rates,
@@ -271,7 +275,7 @@ class TuneLoop:
         return decision
 
     def _pace(self, cadence_ms: int, explanation: str) -> None:
-        assert self._pacing is not None, "decide paces only a paced job"
+        assert self._pacing is not None and self._paces, "decide paces only a paced job"
         job = self.state.job
         self._pacing.pace(job.job_id, cadence_ms, job.settings.interval_ms, explanation)
         self.state.job = replace(job, paced_ms=cadence_ms)

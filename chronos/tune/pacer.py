@@ -1,5 +1,7 @@
 """The pacer: holds a paced job's checkpoint cadence by triggering its checkpoints, in a thread of its own
-(a cadence of a few seconds needs a finer clock than the tuner's collect period).
+(a cadence of a few seconds needs a finer clock than the tuner's collect period). Not pacing (the restart
+realizer, or no cadence decided yet) it only watches: the interval measured between completed checkpoints is
+worth knowing for any job.
 
 The guarantees, and where each comes from:
 - never two checkpoints in flight: the rule (`pacing.next_move`) triggers only when Flink reports none in
@@ -27,6 +29,7 @@ from chronos.tune.pacing import PacingState, PacingView, next_move
 TriggerState = Literal["in-progress", "completed", "failed"]
 Outcome = Literal["completed", "failed", "skipped-in-flight", "skipped-not-running"]
 OUTCOMES: tuple[Outcome, ...] = ("completed", "failed", "skipped-in-flight", "skipped-not-running")
+WATCH_EVERY_S = 2.0  # not pacing: how often to look for newly completed checkpoints
 
 
 @dataclass(frozen=True)
@@ -120,12 +123,13 @@ class Pacer:
         return held[-1]
 
     def follow(self, job_id: str) -> None:
-        """The job was replaced (a restart retune of its fallback): pace the new one at the same cadence."""
+        """Watch this job (at start, or after a restart replaced it); a paced one goes on at the same cadence."""
         with self._lock:
-            if self._job_id != job_id and self._state is not None:
+            if self._job_id != job_id:
                 self._job_id, self._pending, self._last_seen = job_id, None, None
-                self._state = replace(self._state, following_since_ms=self._wall_ms(), last_attempt_ms=None,
-                                      pending=False)
+                if self._state is not None:
+                    self._state = replace(self._state, following_since_ms=self._wall_ms(), last_attempt_ms=None,
+                                          pending=False)
         self._wake.set()
 
     def wake(self) -> None:
@@ -162,22 +166,25 @@ class Pacer:
     def step(self) -> float:
         """One look at the job: follow a pending trigger, note completions, trigger if due. Seconds to sleep."""
         with self._lock:
-            job_id, state = self._job_id, self._state
-        if job_id is None or state is None:
+            job_id, watching = self._job_id, self._state is None
+        if job_id is None:
             return 1.0
         try:
             self._follow_pending(job_id)
             view = self._control.pacing_view(job_id)
         except ChronosError as exc:
-            self._unreadable(exc)
-            return 1.0
+            if not watching:
+                self._unreadable(exc)
+            return WATCH_EVERY_S if watching else 1.0
         if self._failing_since is not None:
             self._failing_since = None
             self._observer.message(f"pacing of {job_id}: Flink answers again")
         self._note_completion(view)
         with self._lock:
-            if self._job_id != job_id or self._state is None:
+            if self._job_id != job_id:
                 return 0.0  # changed meanwhile: look again at once
+            if self._state is None:
+                return WATCH_EVERY_S
             state = replace(self._state, pending=self._pending is not None)
             move = next_move(view, state)
             if move.counts_as_skip and state.skipped_for_ms != move.due_ms:

@@ -90,10 +90,10 @@ def completed_triggers_ms(flink: FlinkRestClient, job_id: str, since_ms: int) ->
 
 def test_a_killed_tuner_leaves_the_job_at_its_own_interval_and_the_next_takes_its_cadence_over(
         stack: StackState, flink: FlinkRestClient, tmp_path: Path) -> None:
-    job_id = submit_demo(stack, "10s")
+    job_id = submit_demo(stack, "6s")
     name = job_name(stack, job_id)
     db = tmp_path / "journal.db"
-    args = ["--job", job_id, "--realize", "paced", "--strategy", "static", "--static-interval", "3s",
+    args = ["--job", job_id, "--realize", "paced", "--strategy", "static", "--static-interval", "2s",
             "--latency-p99", "30s", "--recovery", "60s", "--startup-grace", "1ms", "--decide-every", "3s",
             "--collect-every", "1s", "--metrics-port", "-1", "--db", str(db), "--stack-dir", stack.stack_dir]
     first = second = None
@@ -104,22 +104,22 @@ def test_a_killed_tuner_leaves_the_job_at_its_own_interval_and_the_next_takes_it
         time.sleep(4)
         first.kill()
         killed = int(time.time() * 1000)
-        wait_until(lambda: len(completed_triggers_ms(flink, job_id, killed)) >= 2, 40, what="two checkpoints unpaced")
+        wait_until(lambda: len(completed_triggers_ms(flink, job_id, killed)) >= 2, 30, what="two checkpoints unpaced")
         alone = completed_triggers_ms(flink, job_id, killed)
-        assert 9.0 <= (alone[1] - alone[0]) / 1000 <= 11.0, f"at its own 10 s without a tuner: {alone}"
+        assert 5.4 <= (alone[1] - alone[0]) / 1000 <= 6.6, f"at its own 6 s without a tuner: {alone}"
 
         second = Tuner(*args)
         taken = second.wait_for(lambda e: e.get("event") == "cadence", 60)
-        assert taken["to_ms"] == 3000 and taken["job_id"] == job_id, taken
+        assert taken["to_ms"] == 2000 and taken["job_id"] == job_id, taken
         resumed = int(time.time() * 1000)
         wait_until(lambda: len(completed_triggers_ms(flink, job_id, resumed)) >= 3, 30, what="paced again")
         again = completed_triggers_ms(flink, job_id, resumed)
-        assert all((b - a) / 1000 <= 3.6 for a, b in itertools.pairwise(again[1:])), again
+        assert all((b - a) / 1000 <= 2.6 for a, b in itertools.pairwise(again[1:])), again
         second.kill()
         assert not [e for e in second.events if e.get("event") == "retune"], "taken over without a restart"
         assert flink.job(job_id).state == "RUNNING" and flink.checkpoints(job_id).counts.restored == 0
         journal = TuneJournal(db)
-        assert [c.to_ms for c in journal.cadences(name)] == [3000], "taken over, not decided again"
+        assert [c.to_ms for c in journal.cadences(name)] == [2000], "taken over, not decided again"
         journal.close()
     finally:
         for tuner in (first, second):
@@ -178,11 +178,10 @@ def test_exactly_once_over_ten_cadence_changes_and_a_taskmanager_kill(
         counted.start()
         for n, cadence_ms in enumerate((2000, 3000) * 5):
             paced_job.pacer.pace(job_id, cadence_ms, 120_000, f"test: change {n + 1}")
+            if n == 2:
+                kill.inject()  # the changes go on through the failover: nothing is triggered while it is not running
             time.sleep(2.5)
-            if n == 5:
-                kill.inject()
-                wait_until(lambda: not flink.job(job_id).all_running, 30, interval_s=0.2, what="Flink to see the loss")
-                wait_until(lambda: flink.job(job_id).all_running, 120, what="the job to run again")
+        wait_until(lambda: flink.job(job_id).all_running, 120, what="the job to run again")
         completed = flink.checkpoints(job_id).counts.completed
         wait_until(lambda: flink.checkpoints(job_id).counts.completed >= completed + 2, 30,
                    what="the restored job paced again")

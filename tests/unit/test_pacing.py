@@ -213,3 +213,15 @@ def test_a_new_tuner_takes_the_journaled_cadence_over_and_a_replaced_job_is_foll
 def test_nothing_is_taken_over_when_no_cadence_was_journaled() -> None:
     pacer, _, _ = make(FakeJob())
     assert pacer.take_over("j1") is None and pacer.cadence_ms is None
+
+
+def test_not_pacing_it_only_watches_the_interval_between_completed_checkpoints() -> None:
+    job = FakeJob()
+    pacer, seen, _ = make(job)
+    pacer.follow("j1")
+    for at in (10_000, 20_000, 30_000):  # the job's own periodic checkpoints
+        job.completed.append((job.completed[-1][0] + 1, at))
+        job.now = at + 500
+        pacer.step()
+    assert job.triggers == [] and seen.outcomes == []
+    assert pacer.stats().effective_s == 10.0 and pacer.stats().error_s is None

@@ -54,7 +54,8 @@ def paced_loop(tmp_path: Path, book: ModelBook, *, interval_ms: int, dry_run: bo
     retuner = Retuner(cluster, journal, wall_ms=cluster.tick, clock=clock, sleep=lambda s: None, settle_timeout_s=0)
     pacing = FakePacing(journal, SPEC.name)
     loop = TuneLoop(job, POLICY, scripted, retuner, journal, book, recorder,
-                    LoopSettings(collect_every_s=5, decide_every_s=30, dry_run=dry_run), clock=clock, pacing=pacing)
+                    LoopSettings(collect_every_s=5, decide_every_s=30, dry_run=dry_run), clock=clock, pacing=pacing,
+                    paces=True)
     return loop, cluster, clock, scripted, recorder, pacing
 
 
