@@ -150,10 +150,11 @@ class Pacer:
     def _hold(self, job_id: str, entry: Cadence) -> None:
         now = self._wall_ms()
         if self._job_id != job_id or self._state is None:
-            self._pending, self._last_seen = None, None
-            self._state = PacingState(entry.to_ms, following_since_ms=now)
+            if self._job_id != job_id:
+                self._pending, self._last_seen = None, None
+            self._state = PacingState(entry.to_ms, following_since_ms=now, fallback_ms=entry.fallback_ms)
         else:
-            self._state = replace(self._state, cadence_ms=entry.to_ms)
+            self._state = replace(self._state, cadence_ms=entry.to_ms, fallback_ms=entry.fallback_ms)
         self._job_id, self._entry, self._changed_ms = job_id, entry, now
 
     # -- the thread -------------------------------------------------------------------------------
@@ -242,15 +243,23 @@ class Pacer:
         if view.last_completed_id is None or view.last_completed_trigger_ms is None:
             return
         newest = (view.last_completed_id, view.last_completed_trigger_ms)
+        in_force: Cadence | None = None
         with self._lock:
             previous, self._last_seen = self._last_seen, newest
             if previous is None or newest[0] <= previous[0]:
                 return
             effective_s = (newest[1] - previous[1]) / 1000
-            cadence = self._state.cadence_ms if self._state is not None else None
+            state = self._state
+            cadence = state.cadence_ms if state is not None else None
             error_s = abs(effective_s - cadence / 1000) if cadence and previous[1] >= self._changed_ms else None
             self._effective_s, self._error_s = effective_s, error_s
+            held_by_flink = state is not None and state.fallback_ms is not None and state.cadence_ms >= state.fallback_ms
+            if held_by_flink and self._entry is not None and self._entry.in_force_ms is None \
+                    and newest[1] >= self._changed_ms:
+                self._entry = in_force = self._journal.cadence_in_force(self._entry.cadence_id, self._wall_ms())
         self._observer.completed(self._job_name, effective_s, error_s)
+        if in_force is not None:
+            self._observer.cadence(self._job_name, in_force)
 
     def _unreadable(self, exc: ChronosError) -> None:
         if self._failing_since is None:

@@ -34,6 +34,7 @@ class PacingState:
 
     cadence_ms: int
     following_since_ms: int
+    fallback_ms: int | None = None  # the job's own interval: at a cadence no shorter, Flink's timer does it alone
     last_attempt_ms: int | None = None  # its newest trigger request, answered or not
     pending: bool = False  # a trigger of its own not yet completed or failed
     skipped_for_ms: int | None = None  # the due time already counted as skipped (counted once per period)
@@ -68,6 +69,8 @@ def due_ms(view: PacingView, state: PacingState) -> int:
 def next_move(view: PacingView, state: PacingState) -> PacingMove:
     due = due_ms(view, state)
     now = view.at_ms
+    if state.fallback_ms is not None and state.cadence_ms >= state.fallback_ms:
+        return PacingMove("wait", due, now + IDLE_LOOK_MS)  # triggers would only crowd Flink's own timer
     if now < due:
         return PacingMove("wait", due, min(due, now + IDLE_LOOK_MS))
     if not view.running:

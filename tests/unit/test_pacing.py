@@ -39,6 +39,11 @@ def test_never_a_second_checkpoint_in_flight_and_nothing_while_the_job_is_not_ru
     assert next_move(view(7000, running=False), state).move == "skip-not-running"
 
 
+def test_at_a_cadence_no_shorter_than_the_jobs_own_interval_flinks_timer_does_it_alone() -> None:
+    state = PacingState(10_000, following_since_ms=0, fallback_ms=10_000)
+    assert next_move(view(60_000), state).move == "wait"
+
+
 def test_a_job_with_no_checkpoint_yet_is_due_a_cadence_after_pacing_began() -> None:
     state = PacingState(5000, following_since_ms=3000)
     assert next_move(view(7000, last=None), state).move == "wait"
@@ -225,3 +230,15 @@ def test_not_pacing_it_only_watches_the_interval_between_completed_checkpoints()
         pacer.step()
     assert job.triggers == [] and seen.outcomes == []
     assert pacer.stats().effective_s == 10.0 and pacer.stats().error_s is None
+
+
+def test_a_cadence_at_the_jobs_own_interval_is_in_force_at_its_next_periodic_checkpoint() -> None:
+    job = FakeJob()
+    pacer, _, journal = make(job)
+    pacer.follow("j1")
+    pacer.step()
+    pacer.pace("j1", 10_000, 10_000, "as the job's own")
+    job.completed.append((2, 10_000))
+    job.now = 10_500
+    pacer.step()
+    assert job.triggers == [] and journal.cadences("fleet")[-1].in_force_ms == 10_500
