@@ -93,7 +93,7 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.fixture(scope="session")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StackState]:
     stack_dir = tmp_path_factory.mktemp("stack")
-    state, started = up(StackOptions(stack_dir, cache_dir(), slots=4))
+    state, started = up(StackOptions(stack_dir, cache_dir(), slots=4, jvm_opts=os.environ.get("CHRONOS_JVM_OPTS", "")))
     assert started
     try:
         if os.geteuid() == 0:  # the README flow as root: no service of the stack runs as root

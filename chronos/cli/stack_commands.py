@@ -24,6 +24,9 @@ def stack_up(
     kafka_port: Annotated[int, typer.Option(help="Kafka port (0 = a free one).")] = 0,
     rest_port: Annotated[int, typer.Option(help="Flink REST port (0 = a free one).")] = 0,
     cache_dir: Annotated[Path | None, typer.Option(envvar="CHRONOS_CACHE_DIR", help="Maven artifact cache.")] = None,
+    jvm_opts: Annotated[str, typer.Option(
+        envvar="CHRONOS_JVM_OPTS", help="Added to every JVM of the stack and of the profiling clusters beside it, "
+                                        "e.g. -XX:TieredStopAtLevel=1 (less JIT work for short runs).")] = "",
     as_json: AsJson = False,
 ) -> None:
     """Start Kafka (KRaft) and a Flink session cluster; report the running stack if already up."""
@@ -31,7 +34,7 @@ def stack_up(
     from chronos.stack.locations import default_cache_dir
 
     options = StackOptions(_stack_dir(stack_dir), (cache_dir or default_cache_dir()).expanduser(),
-                           slots=slots, kafka_port=kafka_port, rest_port=rest_port)
+                           slots=slots, kafka_port=kafka_port, rest_port=rest_port, jvm_opts=jvm_opts)
     start = time.monotonic()
     with err.status("starting the stack") as spinner:
         def report(step: str) -> None:

@@ -239,7 +239,8 @@ def profiling_pool(stack_dir: Path, profile_id: str, state: StackState, slots: i
     if not re.fullmatch(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}", profile_id):
         raise InvalidInput(f"profile id {profile_id[:80]!r} cannot name a directory; profile ids are letters, "
                            "digits, '.', '_' and '-'")
-    pool = LocalClusterPool(stack_dir / "profiling" / profile_id, default_cache_dir(), state.bootstrap, slots)
+    pool = LocalClusterPool(stack_dir / "profiling" / profile_id, default_cache_dir(), state.bootstrap, slots,
+                            jvm_opts=state.jvm_opts)  # the copies' JVMs as the live stack's
     pool.clean_leftovers()
     return pool
 

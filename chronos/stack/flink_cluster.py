@@ -33,6 +33,7 @@ class FlinkClusterSettings:
     taskmanager_memory: str = "1536m"
     python_executable: str = sys.executable
     extra_lib_jars: tuple[Path, ...] = ()
+    jvm_opts: str = ""  # added to every JVM of the cluster (StackOptions.jvm_opts)
 
     @property
     def conf_dir(self) -> Path:
@@ -82,7 +83,8 @@ def render_config(base: dict[str, Any], s: FlinkClusterSettings) -> dict[str, An
         # Temp files (PyFlink's copies of submitted programs, spill files, the netty shuffle) inside the
         # cluster's own directory: /tmp may hold another user's `pyflink` directory, and a test run
         # should not leave hundreds of MB there.
-        "env": {"java": {"opts": {"all": f"{java_opts} -Djava.io.tmpdir={s.tmp_dir}".strip()}}},
+        "env": {"java": {"opts": {"all": " ".join(o for o in (java_opts, s.jvm_opts, f"-Djava.io.tmpdir={s.tmp_dir}")
+                                                   if o.strip())}}},
         "io": {"tmp": {"dirs": str(s.tmp_dir)}},
         "jobmanager": {
             "bind-host": "127.0.0.1",

@@ -77,7 +77,7 @@ def _java() -> str:
 
 
 def start_broker(lib_dir: Path, home: Path, port: int, controller_port: int, account: ServiceAccount,
-                 partitions: int = 2) -> ProcessRecord:
+                 partitions: int = 2, jvm_opts: str = "") -> ProcessRecord:
     """Write the config, format storage on first start, start the broker as `account`; return its record."""
     java = _java()
     data_dir = home / "data"
@@ -102,7 +102,8 @@ def start_broker(lib_dir: Path, home: Path, port: int, controller_port: int, acc
         if done.returncode != 0:
             raise KafkaUnavailable(f"formatting Kafka storage failed: {done.stderr.strip()[-300:]}")
     return spawn(
-        [java, "-Xms256m", "-Xmx512m", "-XX:+UseG1GC", "-cp", classpath, log_opt, KAFKA_MAIN, str(config)],
+        [java, "-Xms256m", "-Xmx512m", "-XX:+UseG1GC", *jvm_opts.split(), "-cp", classpath, log_opt, KAFKA_MAIN,
+         str(config)],
         home / "stdout.log",
         role="this stack's Kafka broker",
         argv_marks=(KAFKA_MAIN, str(config)),

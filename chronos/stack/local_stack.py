@@ -43,6 +43,10 @@ class StackOptions:
     # A broker to share instead of starting one ("host:port"): a profiling cluster runs beside the
     # live stack on its broker, so a fault in one cluster never touches the other's TaskManagers.
     shared_bootstrap: str | None = None
+    # Added to every JVM of the stack (Kafka, JobManager, TaskManagers) and of the profiling clusters started
+    # beside it, e.g. "-XX:TieredStopAtLevel=1": C1-compiled code only, far less JIT work for short runs on a
+    # small machine (the test suite's), at the price of peak throughput.
+    jvm_opts: str = ""
 
 
 @dataclass(frozen=True)
@@ -121,11 +125,11 @@ def up(options: StackOptions, report: Report = _quiet) -> tuple[StackState, bool
         if not options.shared_bootstrap:
             report(f"starting Kafka (KRaft) on 127.0.0.1:{kafka_port}")
             kafka = kafka_broker.start_broker(artifacts.kafka_lib, services / "kafka", kafka_port, controller_port,
-                                              account)
+                                              account, jvm_opts=options.jvm_opts)
             started.append(kafka)
         settings = flink_cluster.FlinkClusterSettings(
             home=services / "flink", rest_port=rest_port, rpc_port=rpc_port, prometheus_port_base=prom_base,
-            account=account, slots=options.slots, extra_lib_jars=(artifacts.connector_jar,),
+            account=account, slots=options.slots, extra_lib_jars=(artifacts.connector_jar,), jvm_opts=options.jvm_opts,
         )
         report(f"starting Flink {options.slots}-slot session cluster, REST on 127.0.0.1:{rest_port}")
         jobmanager, taskmanagers = flink_cluster.start_cluster(dist, settings)
@@ -148,7 +152,7 @@ def up(options: StackOptions, report: Report = _quiet) -> tuple[StackState, bool
         flink_rpc_port=rpc_port, prometheus_port_base=prom_base, jobmanager=jobmanager,
         taskmanagers=tuple(taskmanagers), slots=options.slots, kafka_lib=str(artifacts.kafka_lib),
         connector_jar=str(artifacts.connector_jar), services_dir=str(services),
-        service_user=account.name if account.separate else None, kafka_host=kafka_host,
+        service_user=account.name if account.separate else None, kafka_host=kafka_host, jvm_opts=options.jvm_opts,
     )
     save_state(state)
     return state, True

@@ -139,15 +139,17 @@ class LocalClusterPool:
     """Starts a cluster per run under `base_dir`; one start at a time, so two runs starting together
     cannot pick the same free port."""
 
-    def __init__(self, base_dir: Path, cache_dir: Path, shared_bootstrap: str, slots: int) -> None:
+    def __init__(self, base_dir: Path, cache_dir: Path, shared_bootstrap: str, slots: int, jvm_opts: str = "") -> None:
         self._base, self._cache, self._bootstrap, self._slots = base_dir, cache_dir, shared_bootstrap, slots
+        self._jvm_opts = jvm_opts
         self._lock = threading.Lock()
 
     def acquire(self, run_id: str) -> LocalProfilingCluster:
         stack_dir = self._base / run_id
         with self._lock:
             try:
-                up(StackOptions(stack_dir, self._cache, slots=self._slots, shared_bootstrap=self._bootstrap))
+                up(StackOptions(stack_dir, self._cache, slots=self._slots, shared_bootstrap=self._bootstrap,
+                                jvm_opts=self._jvm_opts))
             except BaseException:
                 down(stack_dir, purge=True)
                 shutil.rmtree(stack_dir, ignore_errors=True)

@@ -51,6 +51,7 @@ class StackState(BaseModel):
     services_dir: str  # where Kafka, Flink and Prometheus keep their files: the stack dir, or (as root) the service user's
     service_user: str | None  # None: the services run as chronos's own user
     kafka_host: str = "127.0.0.1"
+    jvm_opts: str = ""  # what every JVM of the stack was started with beyond the defaults
 
     @property
     def stack_dir_path(self) -> Path:

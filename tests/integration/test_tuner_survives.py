@@ -30,7 +30,7 @@ pytestmark = pytest.mark.long(1)
 @pytest.fixture(scope="module")
 def own_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StackState]:
     stack_dir = tmp_path_factory.mktemp("survives")
-    state, _ = up(StackOptions(stack_dir, cache_dir(), slots=2))
+    state, _ = up(StackOptions(stack_dir, cache_dir(), slots=2, jvm_opts=os.environ.get("CHRONOS_JVM_OPTS", "")))
     try:
         yield state
     finally:

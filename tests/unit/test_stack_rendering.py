@@ -28,6 +28,14 @@ def test_flink_config_is_loopback_only_and_keeps_the_wheels_jvm_flags(tmp_path: 
     assert base["jobmanager"]["bind-host"] == "localhost", "the base config must not be mutated"
 
 
+def test_the_stacks_jvm_options_go_to_every_flink_jvm_beside_the_wheels(tmp_path: Path) -> None:
+    base = {"env": {"java": {"opts": {"all": "--add-opens=java.base/java.lang=ALL-UNNAMED"}}}}
+    settings = FlinkClusterSettings(home=tmp_path, rest_port=18081, rpc_port=16123, prometheus_port_base=19249,
+                                    account=service_account(), jvm_opts="-XX:TieredStopAtLevel=1")
+    opts = render_config(base, settings)["env"]["java"]["opts"]["all"]
+    assert opts == f"--add-opens=java.base/java.lang=ALL-UNNAMED -XX:TieredStopAtLevel=1 -Djava.io.tmpdir={tmp_path}/tmp"
+
+
 def test_kafka_broker_is_a_single_kraft_node_fit_for_transactions(tmp_path: Path) -> None:
     props = dict(line.split("=", 1) for line in render_server_properties(9092, 9093, tmp_path, 2).splitlines())
     assert props["process.roles"] == "broker,controller"
