@@ -31,12 +31,11 @@ from typing import Any
 
 import numpy as np
 from rich.console import Console
-from tune_controller import CACHE, RESULTS, chronos, proc_sample, write_sweep_profile
+from tune_controller import RESULTS, bench_stack, chronos, tuner_footprint, write_sweep_profile
 
 from chronos.flink.job_control import RestCheckpointTrigger
 from chronos.flink.rest import FlinkRestClient
 from chronos.stack.job_records import JobRecordStore
-from chronos.stack.local_stack import StackOptions, down, up
 from chronos.tune.journal import Cadence
 from chronos.tune.memory_journal import MemoryJournal
 from chronos.tune.pacer import Pacer
@@ -174,23 +173,11 @@ def controller(sd: str, minutes: float) -> dict[str, Any]:
                                  "--duration", f"{minutes * 60:.0f}s", "--db", str(db), "--metrics-port", "0",
                                  "--stack-dir", sd],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
-        samples: list[tuple[float, float, int]] = []
-        time.sleep(15)
-        while proc.poll() is None:
-            try:
-                cpu, rss = proc_sample(proc.pid)
-            except (FileNotFoundError, ProcessLookupError):
-                break
-            samples.append((time.monotonic(), cpu, rss))
-            time.sleep(5)
+        footprint = tuner_footprint(proc)
         out, err = proc.communicate(timeout=60)
         chronos("load", "stop", "--stack-dir", sd)
-    steady = samples[1:]
     events = [json.loads(line) for line in out.splitlines() if line.startswith('{"event"')]
-    return {"minutes": minutes, "exit_code": proc.returncode,
-            "cpu_share_of_core": round((steady[-1][1] - steady[0][1]) / (steady[-1][0] - steady[0][0]), 4),
-            "rss_max_mb": round(max(s[2] for s in steady) / 2**20, 1),
-            "rss_median_mb": round(statistics.median(s[2] for s in steady) / 2**20, 1),
+    return {"minutes": minutes, "exit_code": proc.returncode, **footprint,
             "decisions": sum(1 for e in events if e["event"] == "decision"),
             "paces": sum(1 for e in events if e["event"] == "decision" and e.get("action") == "pace"),
             "restarts": [e.get("text") for e in events if e["event"] == "retune"],
@@ -205,18 +192,12 @@ def main() -> None:
     parser.add_argument("--load", type=int, default=2000)
     args = parser.parse_args()
     results: dict[str, Any] = {"date": time.strftime("%Y-%m-%d %H:%M"), "machine": f"{os.cpu_count()} cores"}
-    stack_dir = Path(tempfile.mkdtemp(prefix="chronos-bench-pacing-"))
-    state, _ = up(StackOptions(stack_dir, CACHE, slots=2))
-    try:
+    with bench_stack("chronos-bench-pacing-") as (state, stack_dir):
         results["pacing"] = changes_and_cost(state, str(stack_dir), args.changes, args.load)
         console.print_json(data=results["pacing"])
         if args.tune_minutes > 0:
             results["controller"] = controller(str(stack_dir), args.tune_minutes)
             console.print_json(data=results["controller"])
-    finally:
-        subprocess.run([sys.executable, "-m", "chronos.cli.main", "load", "stop", "--stack-dir", str(stack_dir)],
-                       capture_output=True)
-        down(stack_dir, purge=True)
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "pacing.json").write_text(json.dumps(results, indent=1, default=str))
 

@@ -24,6 +24,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -138,6 +140,37 @@ def proc_sample(pid: int) -> tuple[float, int]:
     return float(times.user + times.system), int(proc.memory_info().rss)
 
 
+def tuner_footprint(proc: subprocess.Popen[str]) -> dict[str, float]:
+    """CPU share of a core and RSS of a running `chronos tune`, sampled every 5 s until it exits (its first 15 s,
+    interpreter start and imports, are not the steady cost)."""
+    samples: list[tuple[float, float, int]] = []
+    time.sleep(15)
+    while proc.poll() is None:
+        try:
+            cpu, rss = proc_sample(proc.pid)
+        except (FileNotFoundError, ProcessLookupError):
+            break
+        samples.append((time.monotonic(), cpu, rss))
+        time.sleep(5)
+    steady = samples[1:]
+    return {"cpu_share_of_core": round((steady[-1][1] - steady[0][1]) / (steady[-1][0] - steady[0][0]), 4),
+            "rss_max_mb": round(max(s[2] for s in steady) / 2**20, 1),
+            "rss_median_mb": round(statistics.median(s[2] for s in steady) / 2**20, 1)}
+
+
+@contextmanager
+def bench_stack(prefix: str) -> Iterator[tuple[Any, Path]]:
+    """A fresh local stack (2 slots) for one bench, stopped and purged with whatever load it ran."""
+    stack_dir = Path(tempfile.mkdtemp(prefix=prefix))
+    state, _ = up(StackOptions(stack_dir, CACHE, slots=2))
+    try:
+        yield state, stack_dir
+    finally:
+        subprocess.run([sys.executable, "-m", "chronos.cli.main", "load", "stop", "--stack-dir", str(stack_dir)],
+                       capture_output=True)
+        down(stack_dir, purge=True)
+
+
 def retunes_section(state: Any, sd: str, count: int) -> dict[str, Any]:
     submitted = json.loads(chronos("job", "submit", "demo", "--interval", "10s", "--parallelism", "1", "--json",
                                    "--stack-dir", sd).stdout)
@@ -177,25 +210,13 @@ def controller_section(sd: str, job_id: str, job_name: str, minutes: float) -> d
                                  "--interval-max", "30s", "--cooldown", "2min", "--duration", f"{minutes * 60:.0f}s",
                                  "--db", str(db), "--metrics-port", "0", "--stack-dir", sd],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
-        samples: list[tuple[float, float, int]] = []
-        time.sleep(15)  # interpreter start and imports are not the steady cost
-        while proc.poll() is None:
-            try:
-                cpu, rss = proc_sample(proc.pid)
-            except (FileNotFoundError, ProcessLookupError):
-                break
-            samples.append((time.monotonic(), cpu, rss))
-            time.sleep(5)
+        footprint = tuner_footprint(proc)
         out, err = proc.communicate(timeout=60)
         chronos("load", "stop", "--stack-dir", sd)
-    steady = samples[1:]
-    cpu_share = (steady[-1][1] - steady[0][1]) / (steady[-1][0] - steady[0][0])
     events = [json.loads(line) for line in out.splitlines() if line.startswith('{"event"')]
     summary_start = out.find('{\n  "event": "summary"')
     summary = json.loads(out[summary_start:]) if summary_start >= 0 else {}
-    return {"minutes": minutes, "exit_code": proc.returncode, "cpu_share_of_core": round(cpu_share, 4),
-            "rss_max_mb": round(max(s[2] for s in steady) / 2**20, 1),
-            "rss_median_mb": round(statistics.median(s[2] for s in steady) / 2**20, 1),
+    return {"minutes": minutes, "exit_code": proc.returncode, **footprint,
             "decisions": sum(1 for e in events if e["event"] == "decision"),
             "retunes": [e.get("text") for e in events if e["event"] == "retune"], "summary": summary,
             "stderr_tail": err[-500:]}
@@ -213,19 +234,13 @@ def main() -> None:
     results["forecast"] = forecast_section()
     console.print_json(data=results["forecast"])
     if not args.skip_stack:
-        stack_dir = Path(tempfile.mkdtemp(prefix="chronos-bench-tune-"))
-        state, _ = up(StackOptions(stack_dir, CACHE, slots=2))
-        try:
+        with bench_stack("chronos-bench-tune-") as (state, stack_dir):
             results["retunes"] = retunes_section(state, str(stack_dir), args.retunes)
             console.print_json(data=results["retunes"])
             record = JobRecordStore(stack_dir / "jobs").get(results["retunes"]["job_id"])
             assert record is not None
             results["controller"] = controller_section(str(stack_dir), record.job_id, record.spec.name, args.tune_minutes)
             console.print_json(data=results["controller"])
-        finally:
-            subprocess.run([sys.executable, "-m", "chronos.cli.main", "load", "stop", "--stack-dir", str(stack_dir)],
-                           capture_output=True)
-            down(stack_dir, purge=True)
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "tune_controller.json").write_text(json.dumps(results, indent=1, default=str))
 
