@@ -103,6 +103,12 @@ class JobSpec:
     extra_config: tuple[tuple[str, str], ...] = field(default=())
     jar: str = ""  # a jar job: the jar's path and its entry class (python_file stays empty)
     entry_class: str = ""
+    # How a profiling copy is made, from a job file's `copy:` section: `args` before its ${variables} were filled
+    # in, the values they were filled with, and which variable plays which part (input-topic, output-topic,
+    # group-id, transactional-id-prefix, job-name; a part may be played by several). Empty: not described.
+    arg_templates: tuple[str, ...] = ()
+    template_vars: tuple[tuple[str, str], ...] = ()
+    copy_vars: tuple[tuple[str, str], ...] = ()  # (part, variable)
 
     @property
     def kind(self) -> str:
@@ -115,7 +121,10 @@ class JobSpec:
         return JobSpec(name=str(data["name"]), python_file=str(data.get("python_file", "")),
                        args=tuple(str(a) for a in data.get("args", ())), parallelism=data.get("parallelism"),
                        extra_config=tuple((str(k), str(v)) for k, v in data.get("extra_config", ())),
-                       jar=str(data.get("jar", "")), entry_class=str(data.get("entry_class", "")))
+                       jar=str(data.get("jar", "")), entry_class=str(data.get("entry_class", "")),
+                       arg_templates=tuple(str(a) for a in data.get("arg_templates", ())),
+                       template_vars=tuple((str(k), str(v)) for k, v in data.get("template_vars", ())),
+                       copy_vars=tuple((str(k), str(v)) for k, v in data.get("copy_vars", ())))
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,11 @@
       # jar: my-job.jar     entry-class: com.example.Job   args: [...]
     parallelism: 2
     flink-config: {pipeline.max-parallelism: "128"}
+    copy:                                # how chronos makes a profiling copy: which program.vars carry
+      input-topics: [input_topic]        # its input topic(s), output topic(s), consumer group,
+      output-topics: [output_topic]      # transactional-id prefix and job name; a copy gets its own
+      group-id: group_id                 # values for them (python / jar args use them as ${name})
+      transactional-id-prefix: txn_prefix
     io:                                  # how chronos measures the job from outside
       bootstrap: ${bootstrap}            # ${bootstrap}: the stack's broker unless given
       input-topic: events                # arrival rate from its end offsets
@@ -25,6 +30,7 @@ collector reads.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -35,6 +41,7 @@ from chronos.model import JobIO, JobSpec
 from chronos.yaml_files import read_mapping
 
 SQL_RUNNER = Path(__file__).with_name("sql_runner.py")
+JOB_NAME_VAR = "chronos_job_name"  # a SQL job's pipeline name, as a variable its copies get their own value for
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 # What a value pasted into Flink SQL may not hold: a quote ends a string literal, `;` or a newline starts
 # another statement, `--` and `/*` comment out the rest. Refused rather than escaped: a value may sit
@@ -87,6 +94,24 @@ class _IO(BaseModel):
         return self
 
 
+class _Copy(BaseModel):
+    """Which of program.vars a profiling copy gets its own value for, by the part it plays."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    input_topics: list[str] = Field(min_length=1, alias="input-topics")
+    output_topics: list[str] = Field(min_length=1, alias="output-topics")
+    group_id: str | None = Field(None, alias="group-id")
+    transactional_id_prefix: str | None = Field(None, alias="transactional-id-prefix")
+    job_name: str | None = Field(None, alias="job-name")
+
+    def parts(self) -> tuple[tuple[str, str], ...]:
+        single = (("group-id", self.group_id), ("transactional-id-prefix", self.transactional_id_prefix),
+                  ("job-name", self.job_name))
+        return (*(("input-topic", v) for v in self.input_topics), *(("output-topic", v) for v in self.output_topics),
+                *((part, v) for part, v in single if v))
+
+
 class _JobFile(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True, allow_inf_nan=False)
 
@@ -94,6 +119,7 @@ class _JobFile(BaseModel):
     program: _Program | None = None  # None: a job chronos never submits (the Flink operator runs it)
     parallelism: int | None = Field(None, ge=1)
     flink_config: dict[str, str] = Field(default_factory=dict, alias="flink-config")
+    copy_: _Copy | None = Field(None, alias="copy")
     io: _IO
 
 
@@ -143,10 +169,37 @@ def load_job_file(path: Path, defaults: dict[str, str], program_required: bool =
             check_sql_value(name, value, path)
         args: tuple[str, ...] = ("--sql", local(program.sql), "--job-name", job.name,
                                  *(a for k, v in sorted(variables.items()) for a in ("--var", f"{k}={v}")))
+        # a copy's SQL gets the copy's values through --var, and its pipeline name through --job-name
+        templates = (*args[:3], "${" + JOB_NAME_VAR + "}",
+                     *(a for k in sorted(variables) for a in ("--var", f"{k}=${{{k}}}")))
+        variables = {**variables, JOB_NAME_VAR: job.name}
         spec = JobSpec(job.name, str(SQL_RUNNER), args, job.parallelism, config)
     elif program.jar:
+        templates = tuple(str(a) for a in raw["program"].get("args", ()))
         spec = JobSpec(job.name, "", tuple(program.args), job.parallelism, config, jar=local(program.jar),
                        entry_class=program.entry_class or "")
     else:
+        templates = tuple(str(a) for a in raw["program"].get("args", ()))
         spec = JobSpec(job.name, local(program.python or ""), tuple(program.args), job.parallelism, config)
+    if job.copy_ is not None:
+        copy = job.copy_
+        if program.sql and copy.job_name is None:
+            copy = copy.model_copy(update={"job_name": JOB_NAME_VAR})
+        spec = _with_copy(spec, copy, templates, variables, path)
     return spec, io
+
+
+def _with_copy(spec: JobSpec, copy: _Copy, templates: tuple[str, ...], variables: dict[str, str],
+               path: Path) -> JobSpec:
+    """The spec with what a profiling copy needs: every variable the copy section names must be one the
+    program's arguments use, or the copy could not get a value of its own for it."""
+    used = {name for template in templates for name in _VARIABLE.findall(template)}
+    for part, name in copy.parts():
+        if name not in variables:
+            raise InvalidInput(f"job file {path}: copy names {part} {name!r}, which is not in program.vars")
+        if name not in used:
+            raise InvalidInput(f"job file {path}: copy names {part} {name!r}, but no program argument uses "
+                               f"${{{name}}}: a copy could not get its own {part}")
+    return replace(spec, arg_templates=templates,
+                   template_vars=tuple(sorted((k, v) for k, v in variables.items() if k in used)),
+                   copy_vars=copy.parts())

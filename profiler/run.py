@@ -145,7 +145,7 @@ def execute_run(
     try:
         copy = profiling_copy(plan.spec, run_id, cluster.bootstrap)
         check()
-        cluster.create_topics([copy.input_topic, copy.output_topic], plan.partitions)
+        cluster.create_topics(list(copy.topics), plan.partitions)
         load = cluster.start_load(copy.input_topic, ScaledRate(plan.workload, config.load_scale), plan.vehicles, run_id,
                                   workers=2 if rate > 6000 else 1)  # one producer process tops out near 8k ev/s
         on_phase(f"submitting (interval {config.interval_ms / 1000:g} s, {rate:,.0f} ev/s)")
@@ -176,7 +176,7 @@ def execute_run(
         pool.release(cluster)
         if copy is not None:
             with contextlib.suppress(Exception):  # the broker is the live stack's: its health is not this run's
-                cluster.delete_topics([copy.input_topic, copy.output_topic])
+                cluster.delete_topics(list(copy.topics))
 
 
 def _measure(plan: RunPlan, config: RunConfig, cluster: ProfilingCluster, signals: CopySignals,

@@ -30,6 +30,6 @@ def test_flags_written_with_an_equals_sign_are_replaced_too() -> None:
     assert parse_args(list(copy.spec.args)).bootstrap == "new:2"
 
 
-def test_a_job_without_topic_flags_is_refused() -> None:
-    with pytest.raises(InvalidInput, match="does not take --input-topic and --output-topic"):
+def test_a_job_without_topic_flags_or_a_copy_section_is_refused_saying_what_to_add() -> None:
+    with pytest.raises(InvalidInput, match=r"does not take --input-topic and --output-topic.*add to its job file `copy:"):
         profiling_copy(JobSpec("j", "job.py", ("--foo", "1")), "r1", "b:1")
