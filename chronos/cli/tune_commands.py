@@ -13,11 +13,13 @@ from chronos.cli.common import RestUrl, StackDir, err, finite, out, print_json, 
 from chronos.cli.graceful import graceful_stop
 from chronos.errors import InvalidInput, field_error
 from chronos.model import parse_interval_ms
+from chronos.tune.realizer_choice import Requested
 from chronos.yaml_files import read_mapping
 
 if TYPE_CHECKING:
     from chronos.optimizer.policy import TunePolicy
 
+REALIZE: dict[str, Requested] = {"auto": "auto", "paced": "paced", "restart": "restart"}
 POLICY_FLAGS = ("strategy", "static_interval_s", "interval_min_s", "interval_max_s", "startup_grace_s", "cooldown_s",
                 "max_retunes_per_hour", "horizon_s", "latency_window_s", "safety_margin")
 
@@ -115,7 +117,8 @@ def tune(
         "max_retunes_per_hour": max_retunes_per_hour, "horizon_s": _seconds(horizon),
         "latency_window_s": _seconds(latency_window), "safety_margin": safety_margin,
     })
-    if realize not in ("auto", "paced", "restart"):
+    realize_by = REALIZE.get(realize)
+    if realize_by is None:
         raise InvalidInput(f"--realize {realize!r}: one of auto, paced, restart")
     _check_metrics_port(metrics_port, metrics_address)  # before any of the tuner is set up
     sd = stack_dir_of(stack_dir)
@@ -124,7 +127,7 @@ def tune(
                              decide_every_s=parse_interval_ms(decide_every) / 1000, dry_run=dry_run),
         job, (db or sd / "profiles.db").expanduser(), sd, rest_url, reporter_url, metrics_port, metrics_address,
         parse_interval_ms(fit_timeout) / 1000, _seconds(stall_after) or 900.0, _seconds(duration), as_json,
-        pause_after_savepoint, flink_deployment, namespace, job_file, realize)  # type: ignore[arg-type]
+        pause_after_savepoint, flink_deployment, namespace, job_file, realize_by)
     with graceful_stop(err.print, "stopping after the current step (a retune in flight is finished first)") as stop:
         summary = run_tuner(request, stop)
     if as_json:

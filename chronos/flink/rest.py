@@ -99,15 +99,19 @@ class FlinkRestClient:
         self.close()
 
     # -- transport ------------------------------------------------------------------------------
-    def _request(self, method: str, path: str, job_id: str | None = None, **kwargs: Any) -> Any:
+    def _send(self, method: str, path: str, job_id: str | None = None, **kwargs: Any) -> httpx.Response:
+        """The raw reply: a malformed job id and an unreachable cluster are one-line errors, a status is not."""
         if job_id is not None and not is_job_id(job_id):
             raise UnknownJob(f"no such job: {job_id!r} is not a Flink job id (32 hex digits)")
         try:
-            response = self._http.request(method, path, **kwargs)
+            return self._http.request(method, path, **kwargs)
         except httpx.TransportError as exc:
             raise FlinkUnreachable(
                 f"cannot reach the Flink REST API at {self._shown_url} ({type(exc).__name__})"
             ) from exc
+
+    def _request(self, method: str, path: str, job_id: str | None = None, **kwargs: Any) -> Any:
+        response = self._send(method, path, job_id, **kwargs)
         if response.status_code == 404 and job_id is not None:
             raise UnknownJob(f"no such job on {self._shown_url}: {job_id}")
         if response.status_code >= 400:
@@ -275,16 +279,7 @@ class FlinkRestClient:
         """Whether this cluster has the trigger endpoint, asked without triggering anything: the status of a
         trigger id nobody issued. Flink's handler answers that it knows no such operation; a cluster without the
         handler answers from its router ("Not found: ...", or its static files' "Unable to load ...") or 405."""
-        probe = "0" * 32
-        path = f"/jobs/{job_id}/checkpoints/{probe}"
-        if not is_job_id(job_id):
-            raise UnknownJob(f"no such job: {job_id!r} is not a Flink job id (32 hex digits)")
-        try:
-            response = self._http.request("GET", path)
-        except httpx.TransportError as exc:
-            raise FlinkUnreachable(
-                f"cannot reach the Flink REST API at {self._shown_url} ({type(exc).__name__})"
-            ) from exc
+        response = self._send("GET", f"/jobs/{job_id}/checkpoints/{'0' * 32}", job_id)
         if response.status_code == 405:
             return False
         if response.status_code == 404:

@@ -29,6 +29,7 @@ from chronos.tune.pacing import PacingState, PacingView, next_move
 TriggerState = Literal["in-progress", "completed", "failed"]
 Outcome = Literal["completed", "failed", "skipped-in-flight", "skipped-not-running"]
 OUTCOMES: tuple[Outcome, ...] = ("completed", "failed", "skipped-in-flight", "skipped-not-running")
+SKIPPED: dict[str, Outcome] = {"skip-in-flight": "skipped-in-flight", "skip-not-running": "skipped-not-running"}
 WATCH_EVERY_S = 2.0  # not pacing: how often to look for newly completed checkpoints
 
 
@@ -190,7 +191,7 @@ class Pacer:
             move = next_move(view, state)
             if move.counts_as_skip and state.skipped_for_ms != move.due_ms:
                 self._state = replace(self._state, skipped_for_ms=move.due_ms)
-                self._count(move.move.replace("skip", "skipped"))  # type: ignore[arg-type]
+                self._count(SKIPPED[move.move])
         if move.move == "trigger":
             self._trigger(job_id)
         return max(0.0, (move.wake_ms - view.at_ms) / 1000)

@@ -123,3 +123,8 @@ current-context: x
 
 def test_prometheus_without_a_stack(tmp_path: Path) -> None:
     assert_one_line_error(chronos("prometheus", "up", "--stack-dir", str(tmp_path)), "no stack in", "chronos stack up")
+
+
+def test_tune_with_an_unknown_realizer_is_one_line(tmp_path: Path) -> None:
+    sd = ["--stack-dir", str(tmp_path), "--latency-p99", "1s", "--recovery", "60s", "--db", str(tmp_path / "c.db")]
+    assert_one_line_error(chronos("tune", "--realize", "sometimes", *sd), "--realize 'sometimes': one of auto, paced")
