@@ -109,6 +109,9 @@ class JobSpec:
     arg_templates: tuple[str, ...] = ()
     template_vars: tuple[tuple[str, str], ...] = ()
     copy_vars: tuple[tuple[str, str], ...] = ()  # (part, variable)
+    # JSON paths into an input record's value of the times a replay moves to its own now (job file:
+    # copy.event-time-fields); the record's Kafka timestamp always moves.
+    event_time_fields: tuple[str, ...] = ()
 
     @property
     def kind(self) -> str:
@@ -124,7 +127,8 @@ class JobSpec:
                        jar=str(data.get("jar", "")), entry_class=str(data.get("entry_class", "")),
                        arg_templates=tuple(str(a) for a in data.get("arg_templates", ())),
                        template_vars=tuple((str(k), str(v)) for k, v in data.get("template_vars", ())),
-                       copy_vars=tuple((str(k), str(v)) for k, v in data.get("copy_vars", ())))
+                       copy_vars=tuple((str(k), str(v)) for k, v in data.get("copy_vars", ())),
+                       event_time_fields=tuple(str(f) for f in data.get("event_time_fields", ())))
 
 
 @dataclass(frozen=True)
@@ -140,6 +144,11 @@ class JobIO:
     latency_source: str = "output"  # output | flink-latency | promql
     latency_query: str = ""  # promql: a query whose first sample is the p99 in seconds
     prometheus_url: str = ""
+    more_input_topics: tuple[str, ...] = ()  # a job reading several topics: the others (their rates add up)
+
+    @property
+    def input_topics(self) -> tuple[str, ...]:
+        return (self.input_topic, *self.more_input_topics)
 
 
 @dataclass(frozen=True)

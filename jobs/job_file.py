@@ -13,9 +13,11 @@
       output-topics: [output_topic]      # transactional-id prefix and job name; a copy gets its own
       group-id: group_id                 # values for them (python / jar args use them as ${name})
       transactional-id-prefix: txn_prefix
+      event-time-fields: [$.ts]          # JSON paths of the input's event times: a replay of the
+                                         # recorded input moves them (and the record timestamp) to now
     io:                                  # how chronos measures the job from outside
       bootstrap: ${bootstrap}            # ${bootstrap}: the stack's broker unless given
-      input-topic: events                # arrival rate from its end offsets
+      input-topic: events                # arrival rate from its end offsets (a list: several topics)
       output-topic: results              # end-to-end latency from its committed records ...
       timestamp-field: max_created_ms    # ... each carrying the newest input's creation time (epoch ms)
       latency-source: output             # or flink-latency (Flink's latency markers, needs
@@ -38,6 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from chronos.errors import InvalidInput, field_error
 from chronos.model import JobIO, JobSpec
+from chronos.profiler.event_time import EventTimeFields
 from chronos.yaml_files import read_mapping
 
 SQL_RUNNER = Path(__file__).with_name("sql_runner.py")
@@ -80,7 +83,7 @@ class _IO(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True, allow_inf_nan=False)
 
     bootstrap: str
-    input_topic: str = Field(alias="input-topic")
+    input_topic: str | list[str] = Field(alias="input-topic")
     output_topic: str = Field(alias="output-topic")
     timestamp_field: str = Field("max_created_ms", alias="timestamp-field")
     latency_source: Literal["output", "flink-latency", "promql"] = Field("output", alias="latency-source")
@@ -104,6 +107,7 @@ class _Copy(BaseModel):
     group_id: str | None = Field(None, alias="group-id")
     transactional_id_prefix: str | None = Field(None, alias="transactional-id-prefix")
     job_name: str | None = Field(None, alias="job-name")
+    event_time_fields: list[str] = Field(default_factory=list, alias="event-time-fields")
 
     def parts(self) -> tuple[tuple[str, str], ...]:
         single = (("group-id", self.group_id), ("transactional-id-prefix", self.transactional_id_prefix),
@@ -150,8 +154,11 @@ def load_job_file(path: Path, defaults: dict[str, str], program_required: bool =
         raise InvalidInput(f"invalid job file {path}: {field_error(exc.errors())}") from exc
     base = path.parent
     program = job.program
-    io = JobIO(job.io.bootstrap, job.io.input_topic, job.io.output_topic, job.io.timestamp_field,
-               job.io.latency_source, job.io.latency_query, job.io.prometheus_url)
+    inputs = [job.io.input_topic] if isinstance(job.io.input_topic, str) else job.io.input_topic
+    if not inputs:
+        raise InvalidInput(f"invalid job file {path}: io.input-topic: give at least one topic")
+    io = JobIO(job.io.bootstrap, inputs[0], job.io.output_topic, job.io.timestamp_field, job.io.latency_source,
+               job.io.latency_query, job.io.prometheus_url, tuple(inputs[1:]))
     if program is None:
         if program_required:
             raise InvalidInput(f"invalid job file {path}: program: chronos submits this job, so it needs one")
@@ -200,6 +207,10 @@ def _with_copy(spec: JobSpec, copy: _Copy, templates: tuple[str, ...], variables
         if name not in used:
             raise InvalidInput(f"job file {path}: copy names {part} {name!r}, but no program argument uses "
                                f"${{{name}}}: a copy could not get its own {part}")
+    try:
+        EventTimeFields(tuple(copy.event_time_fields))
+    except InvalidInput as exc:
+        raise InvalidInput(f"job file {path}: copy: {exc}") from None
     return replace(spec, arg_templates=templates,
                    template_vars=tuple(sorted((k, v) for k, v in variables.items() if k in used)),
-                   copy_vars=copy.parts())
+                   copy_vars=copy.parts(), event_time_fields=tuple(copy.event_time_fields))

@@ -66,9 +66,42 @@ def run_load(
     With `close_windows` a flush event goes to every partition at the end, so that a bounded run's
     last windows close and its output is complete.
     """
+    counts: Counter[str] = Counter()
+
+    def send_batch(batch: int, stamp: int) -> None:
+        for _ in range(batch):
+            key, value = fleet.next_event(stamp)
+            sink.send(key.encode(), value)
+            counts[key] += 1
+
+    sent, elapsed = paced(profile, send_batch, duration_s=duration_s, max_events=max_events, clock=clock,
+                          wall_ms=wall_ms, sleep=sleep, on_progress=on_progress, report_every_s=report_every_s,
+                          should_stop=should_stop, max_batch=max_batch)
+    if close_windows:
+        for partition in sink.partitions():
+            sink.send(None, flush_event(wall_ms()), partition=partition)
+    sink.flush()
+    return LoadReport(sent, elapsed, sent / elapsed if elapsed > 0 else 0.0, tuple(sorted(counts.items())))
+
+
+def paced(
+    profile: RateProfile,
+    send_batch: Callable[[int, int], None],
+    *,
+    duration_s: float | None = None,
+    max_events: int | None = None,
+    clock: Callable[[], float] = time.monotonic,
+    wall_ms: Callable[[], int] = wall_ms,
+    sleep: Callable[[float], None] = time.sleep,
+    on_progress: Callable[[LoadProgress], None] | None = None,
+    report_every_s: float = 1.0,
+    should_stop: Callable[[], bool] = lambda: False,
+    max_batch: int = 2000,
+) -> tuple[int, float]:
+    """Call `send_batch(n, wall-clock ms)` as the profile's rate accrues, until `duration_s` passes,
+    `max_events` are sent or `should_stop()`; returns (events sent, seconds taken). Any producer's pace."""
     if duration_s is None and max_events is None:
         raise ValueError("a load run needs a duration or an event count")
-    counts: Counter[str] = Counter()
     start = last = last_report = clock()
     owed = 0.0
     sent = sent_at_report = 0
@@ -87,23 +120,14 @@ def run_load(
         if batch <= 0:
             sleep(0.002)
             continue
-        stamp = wall_ms()
-        for _ in range(batch):
-            key, value = fleet.next_event(stamp)
-            sink.send(key.encode(), value)
-            counts[key] += 1
+        send_batch(batch, wall_ms())
         owed -= batch
         sent += batch
         if on_progress is not None and now - last_report >= report_every_s:
             rate = (sent - sent_at_report) / (now - last_report)
             on_progress(LoadProgress(elapsed, sent, profile.rate_at(elapsed), rate))
             last_report, sent_at_report = now, sent
-    if close_windows:
-        for partition in sink.partitions():
-            sink.send(None, flush_event(wall_ms()), partition=partition)
-    sink.flush()
-    elapsed = clock() - start
-    return LoadReport(sent, elapsed, sent / elapsed if elapsed > 0 else 0.0, tuple(sorted(counts.items())))
+    return sent, clock() - start
 
 
 class KafkaEventSink:

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.sharedctypes import Synchronized
 from multiprocessing.synchronize import Event
+from typing import Any
 
 from chronos.errors import ChronosError
 from chronos.jobs.fleet import VehicleFleet, flush_event
@@ -55,16 +56,19 @@ class WorkerFailed:
     message: str
 
 
-def _worker(plan: LoadPlan, index: int, sent: Synchronized, stop: Event, results: mp.Queue) -> None:  # type: ignore[type-arg]
+WorkerBody = Callable[[Any, int, Synchronized, Event], LoadReport]  # type: ignore[type-arg]
+
+
+def _worker(body: WorkerBody, plan: Any, index: int, sent: Synchronized, stop: Event, results: mp.Queue) -> None:  # type: ignore[type-arg]
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole process group; the parent stops us
     try:
-        _produce(plan, index, sent, stop, results)
+        results.put(body(plan, index, sent, stop))
     except Exception as exc:  # noqa: BLE001 - a worker's failure goes to the parent, never a traceback on stderr
         results.put(WorkerFailed(index, str(exc).splitlines()[0] if str(exc) else type(exc).__name__))
         raise SystemExit(1) from None
 
 
-def _produce(plan: LoadPlan, index: int, sent: Synchronized, stop: Event, results: mp.Queue) -> None:  # type: ignore[type-arg]
+def _produce(plan: LoadPlan, index: int, sent: Synchronized, stop: Event) -> LoadReport:  # type: ignore[type-arg]
     first, vehicles, count = plan.share(index)
     fleet = VehicleFleet(vehicles, seed=plan.seed + index, run_id=f"{plan.run_id}-w{index}", first_vehicle=first)
     sink = KafkaEventSink(plan.bootstrap, plan.topic)
@@ -80,7 +84,7 @@ def _produce(plan: LoadPlan, index: int, sent: Synchronized, stop: Event, result
     sink.close()
     with sent.get_lock():
         sent.value += report.sent - last[0]
-    results.put(report)
+    return report
 
 
 def run_parallel_load(
@@ -92,17 +96,44 @@ def run_parallel_load(
 ) -> LoadReport:
     if plan.workers < 1 or plan.workers > plan.vehicles:
         raise ValueError("workers must be between 1 and the number of vehicles")
+    start = time.monotonic()
+    reports = run_worker_processes(_produce, plan, plan.workers, plan.profile, on_progress=on_progress,
+                                   should_stop=should_stop)
+    if close_windows:
+        sink = KafkaEventSink(plan.bootstrap, plan.topic)
+        for partition in sink.partitions():
+            sink.send(None, flush_event(int(time.time() * 1000)), partition=partition)
+        sink.close()
+    elapsed = time.monotonic() - start
+    counts: Counter[str] = Counter()
+    for report in reports:
+        counts.update(dict(report.per_vehicle))
+    total = sum(r.sent for r in reports)
+    return LoadReport(total, elapsed, total / elapsed if elapsed > 0 else 0.0, tuple(sorted(counts.items())))
+
+
+def run_worker_processes(
+    body: WorkerBody,
+    plan: Any,
+    workers: int,
+    profile: RateProfile,
+    *,
+    on_progress: Callable[[LoadProgress], None] | None = None,
+    should_stop: Callable[[], bool] = lambda: False,
+) -> list[LoadReport]:
+    """Run `body(plan, index, sent, stop)` in `workers` spawned processes (picklable plan, module-level body),
+    adding up their progress; a worker that fails stops the others and is said in one line."""
     ctx = mp.get_context("spawn")
     sent = ctx.Value("q", 0)
     stop = ctx.Event()
     results: mp.Queue = ctx.Queue()  # type: ignore[type-arg]
-    procs = [ctx.Process(target=_worker, args=(plan, i, sent, stop, results), daemon=True) for i in range(plan.workers)]
+    procs = [ctx.Process(target=_worker, args=(body, plan, i, sent, stop, results), daemon=True) for i in range(workers)]
     start = time.monotonic()
     for proc in procs:
         proc.start()
     reports: list[LoadReport] = []
     last_t, last_sent = start, 0
-    while len(reports) < plan.workers:
+    while len(reports) < workers:
         if should_stop():
             stop.set()
         try:
@@ -127,19 +158,8 @@ def run_parallel_load(
         now = time.monotonic()
         if on_progress is not None:
             total = int(sent.value)
-            on_progress(LoadProgress(now - start, total, plan.profile.rate_at(now - start),
-                                     (total - last_sent) / (now - last_t)))
+            on_progress(LoadProgress(now - start, total, profile.rate_at(now - start), (total - last_sent) / (now - last_t)))
             last_t, last_sent = now, total
     for proc in procs:
         proc.join(10)
-    if close_windows:
-        sink = KafkaEventSink(plan.bootstrap, plan.topic)
-        for partition in sink.partitions():
-            sink.send(None, flush_event(int(time.time() * 1000)), partition=partition)
-        sink.close()
-    elapsed = time.monotonic() - start
-    counts: Counter[str] = Counter()
-    for report in reports:
-        counts.update(dict(report.per_vehicle))
-    total = sum(r.sent for r in reports)
-    return LoadReport(total, elapsed, total / elapsed if elapsed > 0 else 0.0, tuple(sorted(counts.items())))
+    return reports

@@ -25,15 +25,19 @@ def groupless_consumer(bootstrap: str, isolation: str = "read_uncommitted") -> A
 
 
 class TopicEndOffsets:
-    def __init__(self, bootstrap: str, topic: str) -> None:
+    """The end offsets of one or several topics (a job's inputs), added up."""
+
+    def __init__(self, bootstrap: str, topic: str, *more: str) -> None:
         from kafka import TopicPartition
 
         self._consumer = groupless_consumer(bootstrap)
-        partitions = self._consumer.partitions_for_topic(topic)
-        if not partitions:
-            self._consumer.close()
-            raise KafkaUnavailable(f"topic {topic} does not exist on {bootstrap}")
-        self._partitions = [TopicPartition(topic, p) for p in sorted(partitions)]
+        self._partitions = []
+        for name in (topic, *more):
+            partitions = self._consumer.partitions_for_topic(name)
+            if not partitions:
+                self._consumer.close()
+                raise KafkaUnavailable(f"topic {name} does not exist on {bootstrap}")
+            self._partitions += [TopicPartition(name, p) for p in sorted(partitions)]
 
     def total_end_offset(self) -> int:
         return int(sum(self._consumer.end_offsets(self._partitions, timeout_ms=END_OFFSETS_TIMEOUT_MS).values()))

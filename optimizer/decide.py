@@ -23,10 +23,12 @@ from dataclasses import dataclass
 from typing import Literal
 
 from chronos.optimizer.baselines import daly_interval_s, young_interval_s
+from chronos.optimizer.cold_start import ColdStartInputs, cold_start
 from chronos.optimizer.evaluate import Assessment, Evaluation
 from chronos.optimizer.policy import TunePolicy
 
 Binding = Literal["recovery", "latency", "both", "none", "unknown"]
+Mode = Literal["models", "cold-start", "baseline"]  # what the decision was made from
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,7 @@ class Decision:
     at_s: float
     strategy: str
     fallback_s: float | None = None  # a paced job's configured interval to restart with (retune only)
+    mode: Mode = "models"
 
     def explain(self) -> str:
         def describe(a: Assessment | None) -> str:
@@ -90,8 +93,11 @@ def _choose(evaluation: Evaluation, policy: TunePolicy) -> tuple[Assessment | No
         formula = young_interval_s if policy.strategy == "young" else daly_interval_s
         wanted = min(policy.interval_max_s, max(policy.interval_min_s, formula(cost, mtbf)))
         return None, wanted, True, "none", f"{policy.strategy}: checkpoint cost {cost:.2f} s, MTBF {mtbf:,.0f} s"
-    if evaluation.current.recovery is None and evaluation.current.latency is None:
-        return None, None, True, "unknown", "no models yet: run `chronos profile run`, or let live failures teach it"
+    if not evaluation.has_models:
+        if policy.strategy == "khaos":
+            return None, None, True, "unknown", "khaos: no models yet: run `chronos profile run`"
+        choice = cold_start(_cold_inputs(evaluation, policy))
+        return None, choice.wanted_s, True, choice.binding, choice.reason
     if policy.calibrate_latency and evaluation.current.latency is not None and evaluation.observed_p99_ms is None:
         # A profile's latency is scaled to the live job before it is believed (its cluster, its load are not
         # this one's); until the first output shows, the raw profile would decide, 4x off on the bench's job.
@@ -113,6 +119,22 @@ def _choose(evaluation: Evaluation, policy: TunePolicy) -> tuple[Assessment | No
     return chosen, chosen.interval_s, False, binding, "best compromise: no interval meets both targets"
 
 
+def _cold_inputs(evaluation: Evaluation, policy: TunePolicy) -> ColdStartInputs:
+    return ColdStartInputs(
+        checkpoint_cost_s=evaluation.checkpoint_cost_s, mtbf_s=evaluation.mtbf_s, default_mtbf_s=policy.cold_mtbf_s,
+        recoveries_s=evaluation.recoveries_s, default_fixed_recovery_s=policy.cold_fixed_recovery_s,
+        headroom=policy.cold_headroom, observed_p99_ms=evaluation.observed_p99_ms,
+        current_interval_s=evaluation.current.interval_s, latency_target_ms=policy.latency_p99_ms,
+        recovery_target_s=policy.recovery_s, safety_margin=policy.safety_margin, interval_min_s=policy.interval_min_s,
+        interval_max_s=policy.interval_max_s)
+
+
+def mode_of(evaluation: Evaluation, policy: TunePolicy) -> Mode:
+    if policy.strategy in ("static", "young", "daly"):
+        return "baseline"
+    return "models" if evaluation.has_models else "cold-start"
+
+
 def _khaos(candidates: tuple[Assessment, ...]) -> tuple[Assessment | None, float | None, bool, Binding, str]:
     """Khaos (FedCSIS 2022): among intervals whose predicted latency and recovery both stay under their
     targets (ratios < 1), the least latR + recR + |latR - recR|: balanced use of both budgets. With no
@@ -132,10 +154,11 @@ def _khaos(candidates: tuple[Assessment, ...]) -> tuple[Assessment | None, float
 def decide(evaluation: Evaluation, policy: TunePolicy, now_s: float) -> Decision:
     chosen, wanted, feasible, binding, why = _choose(evaluation, policy)
     current = evaluation.current
+    mode = mode_of(evaluation, policy)
 
     def keep(reason: str) -> Decision:
         return Decision("keep", current.interval_s, wanted, reason, feasible, binding, current, chosen,
-                        evaluation.forecast.peak, evaluation.forecast.method, now_s, policy.strategy)
+                        evaluation.forecast.peak, evaluation.forecast.method, now_s, policy.strategy, mode=mode)
 
     if wanted is None:
         return keep(why)
@@ -146,7 +169,7 @@ def decide(evaluation: Evaluation, policy: TunePolicy, now_s: float) -> Decision
         return _paced(evaluation, policy, now_s, wanted, why, keep,
                       lambda action, interval, fallback, reason: Decision(
                           action, interval, wanted, reason, feasible, binding, current, chosen, evaluation.forecast.peak,
-                          evaluation.forecast.method, now_s, policy.strategy, fallback))
+                          evaluation.forecast.method, now_s, policy.strategy, fallback, mode))
     change = abs(wanted - current.interval_s)
     if change == 0:
         return keep(f"{why}; already there")
@@ -156,7 +179,7 @@ def decide(evaluation: Evaluation, policy: TunePolicy, now_s: float) -> Decision
     if held is not None:
         return keep(f"{held} (wants {wanted:g} s)")
     return Decision("retune", wanted, wanted, why, feasible, binding, current, chosen,
-                    evaluation.forecast.peak, evaluation.forecast.method, now_s, policy.strategy)
+                    evaluation.forecast.peak, evaluation.forecast.method, now_s, policy.strategy, mode=mode)
 
 
 def _restart_held(evaluation: Evaluation, policy: TunePolicy, now_s: float) -> str | None:

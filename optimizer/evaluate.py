@@ -33,6 +33,7 @@ class TuneHistory:
     paced: bool = False  # chronos triggers the job's checkpoints: a cadence change needs no restart
     configured_s: float | None = None  # a paced job's own interval, its fallback (None: = interval_s)
     wanted_recent: tuple[tuple[float, float], ...] = ()  # (at, wanted interval) of the recent decisions
+    recoveries_s: tuple[float, ...] = ()  # recoveries measured on the live job (its failures, a probe)
 
 
 @dataclass(frozen=True)
@@ -96,6 +97,11 @@ class Evaluation:
     configured_s: float | None = None  # the job's own interval (its fallback when paced)
     fallback_s: float | None = None  # the longest interval predicted to meet the recovery target at the forecast peak
     wanted_recent: tuple[tuple[float, float], ...] = ()
+    recoveries_s: tuple[float, ...] = ()
+
+    @property
+    def has_models(self) -> bool:
+        return self.current.recovery is not None or self.current.latency is not None
 
 
 def candidate_intervals(policy: TunePolicy, current_s: float) -> tuple[float, ...]:
@@ -169,6 +175,7 @@ def evaluate(history: TuneHistory, models: JobModels, policy: TunePolicy) -> Eva
         configured_s=history.interval_s if history.configured_s is None else history.configured_s,
         fallback_s=_fallback_s(candidates),
         wanted_recent=history.wanted_recent,
+        recoveries_s=history.recoveries_s,
     )
 
 

@@ -63,6 +63,17 @@ class TunePolicy(BaseModel):
     mtbf_s: float | None = Field(
         None, gt=0, le=10 * 365 * 86_400, description="Mean time between failures for Young/Daly, when known (an SLA, "
                                                       "an incident history); unset, it is estimated from the failures seen.")
+    cold_mtbf_s: float = Field(
+        86_400.0, gt=0, le=10 * 365 * 86_400,
+        description="Cold start (no models yet): the MTBF assumed until a failure is seen (mtbf_s, when set, wins).")
+    cold_fixed_recovery_s: float = Field(
+        30.0, ge=0, le=MAX_SECONDS,
+        description="Cold start: a recovery's fixed part (detection, rescheduling, restore) until one is measured "
+                    "(a live failure, or the --allow-fault probe).")
+    cold_headroom: float = Field(
+        1.0, gt=0, le=100,
+        description="Cold start: spare capacity as a share of the input rate (1: the job can read twice what "
+                    "arrives); the replay of one interval's input is caught up at it.")
     horizon_s: float = Field(300.0, gt=0, le=MAX_SECONDS,
                              description="Decide for the peak input rate forecast over this horizon.")
     latency_window_s: float = Field(60.0, gt=0, le=MAX_SECONDS, description="Observed p99 latency is taken over this window.")

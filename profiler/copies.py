@@ -108,3 +108,8 @@ def profiling_copy(spec: JobSpec, run_id: str, bootstrap: str) -> JobCopy:
         args = _with_flag(args, flag, value)
     return JobCopy(replace(spec, name=name, args=args), copy["--input-topic"], copy["--output-topic"], live_input,
                    (copy["--input-topic"],), (copy["--output-topic"],), (live_input,))
+
+
+def live_inputs(spec: JobSpec) -> tuple[str, ...]:
+    """The live job's input topics, as its copies stand in for them."""
+    return profiling_copy(spec, "check", "127.0.0.1:9092").live_input_topics

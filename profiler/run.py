@@ -23,6 +23,7 @@ from chronos.chaos.timing import WorstCase
 from chronos.clock import wall_ms
 from chronos.model import CheckpointSettings, JobSpec, RecoveryMeasurement, SignalSample
 from chronos.profiler.copies import JobCopy, profiling_copy
+from chronos.profiler.input_sample import InputSample
 from chronos.profiler.records import ProfileRun, RunConfig, SteadyState
 from chronos.profiler.steady import summarise_steady
 from chronos.rates import RateProfile, ScaledRate, TraceRate
@@ -59,10 +60,16 @@ class ProfilingCluster(Protocol):
     def fault(self) -> FaultInjector: ...
     def taskmanager_cpu_seconds(self) -> float | None: ...
     def control(self) -> CopyControl: ...
-    def signals(self, job_id: str, copy: JobCopy) -> CopySignals: ...
+    def signals(self, job_id: str, copy: JobCopy, timestamp_field: str = "max_created_ms") -> CopySignals:
+        """`timestamp_field`: the output records' epoch-ms field of their newest input (the job file's io)."""
+        ...
     def create_topics(self, topics: list[str], partitions: int) -> None: ...
     def delete_topics(self, topics: list[str]) -> None: ...
     def start_load(self, topic: str, rate: RateProfile, vehicles: int, run_id: str, workers: int) -> RunningLoad: ...
+    def start_replay(self, sample: InputSample, topics: tuple[tuple[str, str], ...], rate: RateProfile,
+                     event_time_fields: tuple[str, ...], workers: int) -> RunningLoad:
+        """The recorded sample into the copy's topics ((live, copy) pairs) at `rate`, looping."""
+        ...
 
 
 class ClusterPool(Protocol):
@@ -89,6 +96,8 @@ class RunPlan:
     hold_s: float = 15.0
     timeout_s: float = 180.0
     vehicles: int = 1000
+    sample: InputSample | None = None  # the job's own recorded input, replayed; None: generated vehicle events
+    timestamp_field: str = "max_created_ms"  # in the copy's output: the newest input's time (its latency)
 
     def estimate_s(self, interval_s: float) -> float:
         """A run's wall time, roughly: start, two checkpoints, steady window, and per fault its
@@ -113,9 +122,9 @@ def execute_run(
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
 ) -> ProfileRun:
-    """Phases in order: cluster, topics and load, submission, two checkpoints, steady window, faults. A stop
-    request is honoured between phases (and within every wait); whatever ends the run, the load, the copy's
-    cluster and its topics are gone when this returns or raises."""
+    """Phases in order: cluster, topics and load (the recorded sample replayed, or generated events), submission,
+    two checkpoints, steady window, faults. A stop request is honoured between phases (and within every wait);
+    whatever ends the run, the load, the copy's cluster and its topics are gone when this returns or raises."""
     check_profilable(plan.spec)
     run_id = f"t{trial_number}-{uuid.uuid4().hex[:8]}"  # names the copy's topics, group and cluster directory
     started = wall_ms()
@@ -146,14 +155,19 @@ def execute_run(
         copy = profiling_copy(plan.spec, run_id, cluster.bootstrap)
         check()
         cluster.create_topics(list(copy.topics), plan.partitions)
-        load = cluster.start_load(copy.input_topic, ScaledRate(plan.workload, config.load_scale), plan.vehicles, run_id,
-                                  workers=2 if rate > 6000 else 1)  # one producer process tops out near 8k ev/s
+        shape = ScaledRate(plan.workload, config.load_scale)
+        if plan.sample is not None:
+            load = cluster.start_replay(plan.sample, tuple(zip(copy.live_input_topics, copy.input_topics, strict=True)),
+                                        shape, plan.spec.event_time_fields, workers=min(4, 1 + int(rate // 3000)))
+        else:
+            load = cluster.start_load(copy.input_topic, shape, plan.vehicles, run_id,
+                                      workers=2 if rate > 6000 else 1)  # one producer process tops out near 8k ev/s
         on_phase(f"submitting (interval {config.interval_ms / 1000:g} s, {rate:,.0f} ev/s)")
         control = cluster.control()
         job_id = control.submit(copy.spec, CheckpointSettings(config.interval_ms))
         control.wait_until_running(job_id, 120)
         check()
-        signals = cluster.signals(job_id, copy)
+        signals = cluster.signals(job_id, copy, plan.timestamp_field)
         try:
             steady, recoveries = _measure(plan, config, cluster, signals, samples, on_phase, wait, check, clock, wall_ms)
         finally:

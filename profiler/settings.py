@@ -27,6 +27,10 @@ class ProfileSettings(BaseModel):
     timeout_s: float
     max_recovery_s: float
     max_p99_ms: float
+    # whose stored input sample the copies replay (this profile's own when it recorded one); None: the copies
+    # are fed generated vehicle events (the demo jobs)
+    sample_profile: str | None = None
+    timestamp_field: str = "max_created_ms"  # the job file's io.timestamp-field: the copies' latency
 
     @property
     def trace(self) -> TraceRate:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from chronos.model import FaultRecord, RecoveryMeasurement, SignalSample
+from chronos.profiler.input_sample import InputSample
 from chronos.profiler.records import ProfileRun, RunConfig, SteadyState
 from chronos.sqlite_schema import VersionedDatabase
 
@@ -52,6 +53,14 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX chronos_samples_run ON chronos_samples(run_id, at_ms);
     CREATE INDEX chronos_runs_profile ON chronos_runs(profile_id, trial_number);
     """,
+    # version 2: the job's own input, recorded with the profile and replayed into its copies
+    """
+    CREATE TABLE chronos_input_samples (
+        profile_id TEXT PRIMARY KEY REFERENCES chronos_profiles(profile_id),
+        job_name TEXT NOT NULL, recorded_ms INTEGER NOT NULL, records INTEGER NOT NULL, seen INTEGER NOT NULL,
+        window_s REAL NOT NULL, data BLOB NOT NULL
+    );
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -79,6 +88,25 @@ class ProfileStore:
 
     def profiles(self) -> list[tuple[str, str, int, str]]:
         return [tuple(r) for r in self._db.execute("SELECT * FROM chronos_profiles ORDER BY created_ms")]
+
+    # -- input samples ------------------------------------------------------------------------------
+    def save_sample(self, profile_id: str, job_name: str, recorded_ms: int, sample: InputSample) -> None:
+        with self._transaction() as db:
+            db.execute("INSERT OR REPLACE INTO chronos_input_samples VALUES (?,?,?,?,?,?,?)",
+                       (profile_id, job_name, recorded_ms, len(sample.records), sample.seen, sample.window_s,
+                        sample.to_bytes()))
+
+    def sample(self, profile_id: str) -> InputSample | None:
+        with self._lock:
+            row = self._db.execute("SELECT data FROM chronos_input_samples WHERE profile_id=?", (profile_id,)).fetchone()
+        return InputSample.from_bytes(bytes(row[0])) if row else None
+
+    def latest_sample_profile(self, job_name: str) -> str | None:
+        """The newest profile of this job that has an input sample stored."""
+        with self._lock:
+            row = self._db.execute("SELECT profile_id FROM chronos_input_samples WHERE job_name=? "
+                                   "ORDER BY recorded_ms DESC LIMIT 1", (job_name,)).fetchone()
+        return str(row[0]) if row else None
 
     # -- runs ---------------------------------------------------------------------------------------
     def save_run(self, run: ProfileRun) -> None:

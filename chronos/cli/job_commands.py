@@ -93,7 +93,7 @@ def job_submit(
     state = wiring.require_stack(sd)
     spec, io = _job_from(job, file, bootstrap or state.bootstrap, parallelism, window, python_udf)
     if create_topics:
-        ensure_topics(io.bootstrap, [io.input_topic, io.output_topic], partitions=2)
+        ensure_topics(io.bootstrap, [*io.input_topics, io.output_topic], partitions=2)
     with wiring.flink_client(sd, rest_url) as client:
         start = time.monotonic()
         job_id = wiring.submitter(_path_option(path), client, sd).submit(spec, settings, from_savepoint)

@@ -13,7 +13,8 @@ from chronos.cli.common import stack_dir_of as _stack_dir
 from chronos.cli.graceful import graceful_stop
 from chronos.errors import InvalidInput
 
-load_app = typer.Typer(help="The load generator (vehicle events into Kafka).", no_args_is_help=True)
+load_app = typer.Typer(help="The load generators: vehicle events (run), a shop's orders and payments (shop).",
+                       no_args_is_help=True)
 
 
 def _profile(kind: str, rate: float, to: float | None, at: float, amplitude: float, period: float,
@@ -105,6 +106,43 @@ def load_run(
             finally:
                 sink.close()
     out.print(f"sent {report.sent:,} events in {report.elapsed_s:.1f} s: {report.achieved_rate:,.0f} events/s achieved")
+
+
+@load_app.command("shop")
+def load_shop(
+    rate: Annotated[float, typer.Option(parser=finite, help="Records/s, orders and payments together.")] = 500.0,
+    duration: Annotated[float | None, typer.Option(parser=finite, help="Seconds to run \\[default: until stopped].")] = None,
+    count: Annotated[int | None, typer.Option(help="Stop after this many records.")] = None,
+    customers: Annotated[int, typer.Option(help="Customers (the key space; a few order most).")] = 2000,
+    seed: Annotated[int, typer.Option(help="Seed of the orders and payments.")] = 0,
+    orders_topic: Annotated[str, typer.Option(help="Orders topic.")] = "shop-orders",
+    payments_topic: Annotated[str, typer.Option(help="Payments topic.")] = "shop-payments",
+    stack_dir: StackDir = None,
+    bootstrap: Bootstrap = None,
+) -> None:
+    """Produce a shop's orders and payments (the input of jobs/shop_payments.yaml) and report the achieved rate."""
+    from chronos.cli import wiring
+    from chronos.jobs.loadgen import LoadProgress
+    from chronos.jobs.shop import ShopTopics, run_shop
+    from chronos.rates import ConstantRate
+
+    if rate <= 0:
+        raise InvalidInput(f"invalid rate {rate}: it must be positive")
+    if customers < 1:
+        raise InvalidInput("--customers must be at least 1")
+    servers = wiring.bootstrap(_stack_dir(stack_dir), bootstrap)
+
+    def progress(p: LoadProgress) -> None:
+        err.print(f"{p.elapsed_s:7.1f} s  sent {p.sent:>10,}  target {p.target_rate:8.0f}/s  achieved {p.achieved_rate:8.0f}/s")
+
+    with graceful_stop(second_aborts=False) as stop:
+        report = run_shop(servers, ConstantRate(rate), customers=customers, seed=seed,
+                          topics=ShopTopics(orders_topic, payments_topic),
+                          duration_s=duration if duration is not None else (None if count is not None else float("inf")),
+                          max_events=count, should_stop=stop.is_set, on_progress=progress)
+    per_topic = ", ".join(f"{n:,} to {topic}" for topic, n in report.per_vehicle)
+    out.print(f"sent {report.sent:,} records in {report.elapsed_s:.1f} s ({per_topic}): "
+              f"{report.achieved_rate:,.0f} records/s achieved")
 
 
 @load_app.command("stop")

@@ -19,8 +19,10 @@ from chronos.profiler.events import ProfileEvents
 from chronos.rates import TraceRate
 
 if TYPE_CHECKING:
+    from chronos.profiler.input_sample import InputSample
     from chronos.profiler.profile import ProfileLimits, ProfileOutcome
     from chronos.profiler.run import RunPlan
+    from chronos.profiler.store import ProfileStore
     from chronos.profiler.study import ProfileSpace, QosTargets
     from chronos.stack.job_records import JobRecord
     from chronos.stack.state import StackState
@@ -89,7 +91,11 @@ def profile_run(
     job: Annotated[str | None, typer.Option("--job", help="Job to profile \\[default: the one chronos submitted].")] = None,
     trace: Annotated[Path | None, typer.Option(help="Workload: a CSV of seconds,events_per_second.")] = None,
     rate: Annotated[float | None, typer.Option(parser=finite, help="Workload: a constant events/s.")] = None,
-    record: Annotated[str, typer.Option(help="Workload: record the live input topic's rate for this long.")] = "30s",
+    record: Annotated[str, typer.Option(help="Workload: record the live input for this long (its rate; for a job "
+                                              "with a job file's copy: section, its records too, replayed into "
+                                              "the copies).")] = "30s",
+    replay: Annotated[str | None, typer.Option("--sample", help="Replay the input sample stored with this profile "
+                                               "('last': the job's newest) instead of recording one.")] = None,
     intervals: Annotated[str, typer.Option(help="Checkpoint interval range to explore.")] = "2s..60s",
     loads: Annotated[str, typer.Option(help="Load levels, as factors on the workload.")] = "1",
     faults: Annotated[int, typer.Option(min=0, help="Worst-case TaskManager kills per run.")] = 1,
@@ -112,7 +118,10 @@ def profile_run(
 ) -> None:
     """Profile copies of the job on clusters of their own; the live job, its topics and output are untouched."""
     from chronos.cli import wiring
+    from chronos.profiler.copies import live_inputs
+    from chronos.profiler.event_time import EventTimeFields
     from chronos.profiler.profile import ProfileLimits, check_budget, run_profile
+    from chronos.profiler.replay import check_event_time
     from chronos.profiler.run import RunPlan, check_profilable
     from chronos.profiler.settings import ProfileSettings
     from chronos.profiler.study import ProfileSpace, ProfileStudy, QosTargets
@@ -121,26 +130,49 @@ def profile_run(
     sd = stack_dir_of(stack_dir)
     state = wiring.require_stack(sd)
     store = wiring.profile_store(_db(sd, db))
+    sample: InputSample | None = None
     if resume:
         profile_id, settings = wiring.last_profile(store, profile)
+        if settings.sample_profile is not None:
+            sample = _stored_sample(store, settings.sample_profile)
+        input_said = _input_said(settings.sample_profile, profile_id)
     else:
         with wiring.flink_client(sd, None) as client:
             job_record = wiring.chronos_job(client, sd, job)
-        check_profilable(job_record.spec)  # before minutes of recording, before any cluster starts
+        spec = job_record.spec
+        check_profilable(spec)  # before minutes of recording, before any cluster starts
         lo, hi = _interval_range(intervals)
-        workload = _workload(state, job_record, trace, rate, record)
+        profile_id = f"{path_safe(spec.name)}-{time.strftime('%Y%m%d-%H%M%S')}"
+        sample_profile: str | None = None
+        if spec.copy_vars:  # a job described by its job file: its copies replay its own input
+            sample_profile = _sample_source(store, spec.name, replay) or profile_id
+            input_said = _input_said(sample_profile, profile_id, record)
+            if dry_run and sample_profile == profile_id:
+                workload = _given_rate(trace, rate) or TraceRate((0.0,), (0.0,))
+            else:
+                sample = (_stored_sample(store, sample_profile) if sample_profile != profile_id else
+                          wiring.record_input(state, live_inputs(spec), parse_interval_ms(record) / 1000, seed, err))
+                check_event_time(EventTimeFields(spec.event_time_fields), sample)
+                workload = _given_rate(trace, rate) or sample.trace
+        else:
+            if replay is not None:
+                raise InvalidInput(f"--sample replays a job's recorded input; job {spec.name} has no copy: section in "
+                                   "a job file, so its copies are fed generated vehicle events")
+            input_said = "generated vehicle events"
+            workload = _given_rate(trace, rate) or _recorded_rate(state, job_record, record)
         settings = ProfileSettings(
-            spec=job_record.spec, workload=(workload.times_s, workload.rates), interval_min_s=lo, interval_max_s=hi,
+            spec=spec, workload=(workload.times_s, workload.rates), interval_min_s=lo, interval_max_s=hi,
             loads=_scales(loads), faults=faults, steady_s=parse_interval_ms(steady) / 1000, seed=seed,
             warmup_s=parse_interval_ms(warmup) / 1000, hold_s=parse_interval_ms(hold) / 1000,
             timeout_s=parse_interval_ms(timeout) / 1000, max_recovery_s=parse_interval_ms(max_recovery) / 1000,
-            max_p99_ms=parse_interval_ms(max_p99),
+            max_p99_ms=parse_interval_ms(max_p99), sample_profile=sample_profile,
+            timestamp_field=wiring.job_io(job_record).timestamp_field,
         )
-        profile_id = f"{path_safe(job_record.spec.name)}-{time.strftime('%Y%m%d-%H%M%S')}"
     spec = settings.spec
     check_profilable(spec)
     plan = RunPlan(profile_id, spec, settings.trace, faults=settings.faults, steady_s=settings.steady_s,
-                   warmup_s=settings.warmup_s, hold_s=settings.hold_s, timeout_s=settings.timeout_s)
+                   warmup_s=settings.warmup_s, hold_s=settings.hold_s, timeout_s=settings.timeout_s, sample=sample,
+                   timestamp_field=settings.timestamp_field)
     space = ProfileSpace(settings.interval_min_s, settings.interval_max_s, settings.loads,
                          initial_design=max(2, 2 * parallel))
     targets = QosTargets(settings.max_recovery_s, settings.max_p99_ms)
@@ -148,10 +180,16 @@ def profile_run(
     check_capacity(parallel, available_memory_gib())
     check_budget(plan, limits, space.interval_min_s)
     if dry_run:
-        _say_plan(profile_id, store.path, plan, space, targets, limits, settings.seed, as_json)
+        _say_plan(profile_id, store.path, plan, space, targets, limits, settings.seed, input_said, as_json)
         return
     if not resume:
         store.create_profile(profile_id, spec.name, int(time.time() * 1000), settings.to_json())
+        if sample is not None and settings.sample_profile == profile_id:
+            store.save_sample(profile_id, spec.name, int(time.time() * 1000), sample)
+    if sample is not None:
+        err.print(f"input: {input_said}: {len(sample.records):,} records"
+                  + (f" (a uniform share of {sample.seen:,})" if sample.seen > len(sample.records) else "")
+                  + f" over {sample.window_s:g} s, {len(sample.key_shares(10**9)):,} keys", highlight=False)
     study = ProfileStudy(f"sqlite:///{store.path}", profile_id, space, settings.seed)
     pool = wiring.profiling_pool(sd, profile_id, state, slots=spec.parallelism or 1)
     columns = (TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[count]}"),
@@ -166,9 +204,8 @@ def profile_run(
     _say_outcome(profile_id, store.path, outcome, as_json)
 
 
-def _workload(state: StackState, record: JobRecord, trace: Path | None, rate: float | None, window: str) -> TraceRate:
-    """The profile's workload: a trace file, a constant rate, or the live input recorded for `window`."""
-    from chronos.cli import wiring
+def _given_rate(trace: Path | None, rate: float | None) -> TraceRate | None:
+    """The workload's rate when given: a trace file or a constant rate."""
     from chronos.rates import load_trace
 
     if trace is not None:
@@ -177,16 +214,50 @@ def _workload(state: StackState, record: JobRecord, trace: Path | None, rate: fl
         if rate <= 0:
             raise InvalidInput("--rate must be positive")
         return TraceRate((0.0,), (rate,))
+    return None
+
+
+def _recorded_rate(state: StackState, record: JobRecord, window: str) -> TraceRate:
+    from chronos.cli import wiring
+
     return wiring.record_workload(state, record, parse_interval_ms(window) / 1000, err)
 
 
+def _sample_source(store: ProfileStore, job_name: str, replay: str | None) -> str | None:
+    """Whose stored sample `--sample` names ('last': this job's newest); None: record one."""
+    if replay is None:
+        return None
+    if replay == "last":
+        found = store.latest_sample_profile(job_name)
+        if found is None:
+            raise InvalidInput(f"no input sample of job {job_name} is stored in {store.path}; record one (--record)")
+        return found
+    return replay
+
+
+def _stored_sample(store: ProfileStore, profile_id: str) -> InputSample:
+    sample = store.sample(profile_id)
+    if sample is None:
+        raise InvalidInput(f"no input sample is stored with profile {profile_id} in {store.path}")
+    return sample
+
+
+def _input_said(sample_profile: str | None, profile_id: str, record: str = "") -> str:
+    if sample_profile is None:
+        return "generated vehicle events"
+    if sample_profile == profile_id:
+        return f"the job's own input, recorded{f' for {record}' if record else ''} and replayed"
+    return f"the job's own input, replayed from the sample of profile {sample_profile}"
+
+
 def _say_plan(profile_id: str, db: Path, plan: RunPlan, space: ProfileSpace, targets: QosTargets,
-              limits: ProfileLimits, seed: int, as_json: bool) -> None:
+              limits: ProfileLimits, seed: int, input_said: str, as_json: bool) -> None:
     from chronos.profiler.study import space_filling_design
 
     first = space_filling_design(space, space.initial_design, seed)
-    summary = {"profile_id": profile_id, "db": str(db), "workload_mean_rate":
-               sum(plan.workload.rates) / len(plan.workload.rates), "space": asdict(space), "targets": asdict(targets),
+    mean = sum(plan.workload.rates) / len(plan.workload.rates)
+    summary = {"profile_id": profile_id, "db": str(db), "input": input_said,
+               "workload_mean_rate": mean if mean > 0 else None, "space": asdict(space), "targets": asdict(targets),
                "limits": asdict(limits), "first_configurations": [asdict(c) for c in first],
                "estimated_run_s": [round(plan.estimate_s(c.interval_ms / 1000)) for c in first]}
     if as_json:

@@ -21,6 +21,7 @@ from chronos.jobs.bounded_input import ExperimentInput
 from chronos.jobs.topic_offsets import TopicEndOffsets
 from chronos.k8s.flink_deployment import DeploymentRealizer
 from chronos.model import CheckpointSettings, JobIO, JobSpec, check_bootstrap
+from chronos.profiler.input_sample import InputSample
 from chronos.profiler.settings import ProfileSettings
 from chronos.profiler.store import ProfileStore
 from chronos.rates import TraceRate
@@ -140,7 +141,7 @@ def input_rate_over(stack_dir: Path, window_s: float, sleep: Callable[[float], N
             return None
         try:
             io = job_io(record)
-            offsets = TopicEndOffsets(io.bootstrap, io.input_topic)
+            offsets = TopicEndOffsets(io.bootstrap, *io.input_topics)
         except ChronosError:
             return None
         try:
@@ -169,7 +170,7 @@ def live_signals(client: FlinkRestClient, stack_dir: Path, record: JobRecord,
     urls = reporters if reporters is not None else require_stack(stack_dir).prometheus_urls
     io = job_io(record)
     return LiveSignals(client, record.job_id, record.spec.name, io.bootstrap, io.input_topic, io.output_topic,
-                       urls, timestamp_field=io.timestamp_field, history_s=history_s)
+                       urls, timestamp_field=io.timestamp_field, history_s=history_s, more_input_topics=io.more_input_topics)
 
 
 def experiment_input(record: JobRecord, load: Load, run_id: str) -> ExperimentInput:
@@ -221,8 +222,9 @@ def record_workload(state: StackState, record: JobRecord, window_s: float, conso
     from chronos.jobs.topic_offsets import TopicEndOffsets
     from chronos.profiler.workload import record_trace
 
-    topic = job_io(record).input_topic
-    reader = TopicEndOffsets(state.bootstrap, topic)
+    topics = job_io(record).input_topics
+    topic = ", ".join(topics)
+    reader = TopicEndOffsets(state.bootstrap, *topics)
     try:
         with console.status(f"recording the workload of {topic} for {window_s:g} s") as status:
             trace = record_trace(reader, window_s, every_s=min(5.0, window_s),
@@ -233,6 +235,22 @@ def record_workload(state: StackState, record: JobRecord, window_s: float, conso
         raise InvalidInput(f"the input topic {topic} carried no events during the {window_s:g} s recording; "
                            "give --trace FILE or --rate EVENTS_PER_S")
     return trace
+
+
+def record_input(state: StackState, topics: tuple[str, ...], window_s: float, seed: int, console: Console) -> InputSample:
+    """A sample of the live input topics' records over `window_s` (read-only, group-less) with their rate."""
+    from chronos.jobs.input_recorder import TopicRecorder
+    from chronos.profiler.input_sample import record_sample
+
+    names = ", ".join(topics)
+    reader = TopicRecorder(state.bootstrap, topics)
+    try:
+        with console.status(f"recording the input of {names} for {window_s:g} s") as status:
+            return record_sample(reader, topics, window_s, every_s=min(5.0, window_s), seed=seed,
+                                 on_point=lambda t, r, n: status.update(
+                                     f"recording {names}: {t:.0f} s, {r:,.0f} records/s, {n:,} read"))
+    finally:
+        reader.close()
 
 
 def profiling_pool(stack_dir: Path, profile_id: str, state: StackState, slots: int) -> LocalClusterPool:

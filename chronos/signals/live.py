@@ -56,6 +56,7 @@ class LiveSignals:
         history_s: float | None = None,
         ends: EndOffsets | None = None,
         owns_client: bool = False,
+        more_input_topics: tuple[str, ...] = (),
     ) -> None:
         """`history_s`: how far back `latencies_between` must reach (the tuner: its latency window); older
         latencies are dropped as they age. None keeps up to HISTORY of them (a profiling run's whole life)."""
@@ -68,7 +69,7 @@ class LiveSignals:
         self._wall_ms = wall_ms
         self._clock = clock
         self._timestamp_field = timestamp_field
-        self._ends = ends if ends is not None else TopicEndOffsets(bootstrap, input_topic)
+        self._ends = ends if ends is not None else TopicEndOffsets(bootstrap, input_topic, *more_input_topics)
         self._bootstrap, self._output_topic = bootstrap, output_topic
         self._worst_recent: float | None = None  # since the last worst_recent_latency()
         self._history_ms = None if history_s is None else int(history_s * 1000)

@@ -57,7 +57,8 @@ class JobRecordStore:
         return JobRecord(
             job_id=data["job_id"],
             spec=JobSpec.from_json(spec),
-            io=JobIO(**data["io"]) if data.get("io") else None,
+            io=JobIO(**{**data["io"], "more_input_topics": tuple(data["io"].get("more_input_topics", ()))})
+            if data.get("io") else None,
             settings=CheckpointSettings(**data["settings"]),
             restored_from=data.get("restored_from"),
             stopped_with_savepoint=data.get("stopped_with_savepoint"),

@@ -15,14 +15,16 @@ from pathlib import Path
 
 import psutil
 
-from chronos.errors import StackError
+from chronos.errors import ChronosError, StackError
 from chronos.flink.distribution import find_distribution
 from chronos.flink.rest import FlinkRestClient
 from chronos.flink.submit import RestSubmitter
 from chronos.jobs.parallel_load import LoadPlan, run_parallel_load
+from chronos.jobs.replay_load import ReplayPlan, run_replay
 from chronos.jobs.topics import delete_topics, ensure_topics
 from chronos.model import CheckpointSettings, JobSpec
 from chronos.profiler.copies import JobCopy
+from chronos.profiler.input_sample import InputSample
 from chronos.rates import RateProfile
 from chronos.signals.live import LiveSignals
 from chronos.stack.faults import KillTaskManager
@@ -86,9 +88,10 @@ class LocalProfilingCluster:
     def control(self) -> CopyControl:
         return CopyControl(FlinkRestClient(self.rest_url))
 
-    def signals(self, job_id: str, copy: JobCopy) -> LiveSignals:
+    def signals(self, job_id: str, copy: JobCopy, timestamp_field: str = "max_created_ms") -> LiveSignals:
         return LiveSignals(FlinkRestClient(self.rest_url), job_id, copy.spec.name, self.bootstrap, copy.input_topic,
-                           copy.output_topic, self.reporter_urls, owns_client=True)
+                           copy.output_topic, self.reporter_urls, owns_client=True, timestamp_field=timestamp_field,
+                           more_input_topics=tuple(t for t in copy.input_topics if t != copy.input_topic))
 
     def create_topics(self, topics: list[str], partitions: int) -> None:
         ensure_topics(self.bootstrap, topics, partitions=partitions)
@@ -100,6 +103,31 @@ class LocalProfilingCluster:
         plan = LoadPlan(self.bootstrap, topic, rate, vehicles=vehicles, run_id=run_id, duration_s=24 * 3600,
                         workers=workers)
         return BackgroundLoad(plan)
+
+
+    def start_replay(self, sample: InputSample, topics: tuple[tuple[str, str], ...], rate: RateProfile,
+                     event_time_fields: tuple[str, ...], workers: int) -> BackgroundReplay:
+        return BackgroundReplay(ReplayPlan(self.bootstrap, sample, topics, rate, event_time_fields, workers=workers))
+
+
+class BackgroundReplay:
+    """The copy's replayed input, in a thread of the profiling process (its producers are processes)."""
+
+    def __init__(self, plan: ReplayPlan) -> None:
+        self._stop = threading.Event()
+        self.error: str | None = None
+        self._thread = threading.Thread(target=self._run, args=(plan,), daemon=True)
+        self._thread.start()
+
+    def _run(self, plan: ReplayPlan) -> None:
+        try:
+            run_replay(plan, self._stop)
+        except ChronosError as exc:  # the copy then shows no input: the run's measurements say so
+            self.error = str(exc)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(30)
 
 
 class CopyControl:

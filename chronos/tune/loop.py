@@ -95,6 +95,7 @@ class LoopState:
     last_evaluation: Evaluation | None = None
     last_reading: LiveReading | None = None
     wanted: deque[tuple[float, float]] = field(default_factory=lambda: deque(maxlen=MAX_EVENTS))
+    recoveries_s: deque[float] = field(default_factory=lambda: deque(maxlen=MAX_EVENTS))  # measured on the live job
 
 
 class TuneLoop:
@@ -210,6 +211,8 @@ class TuneLoop:
         self._journal.record_recovery(LiveRecovery(self.state.job.spec.name, failure.failed_ms, failure.interval_ms,
                                                    failure.rate, failure.recovery_s))
         models = self._models.models
+        if failure.recovery_s is not None:
+            self.state.recoveries_s.append(failure.recovery_s)
         if failure.recovery_s is not None and failure.interval_ms:
             failed_before = self._models.fit_failures
             models = self._models.add_recovery(Observation(failure.interval_ms / 1000, failure.rate, failure.recovery_s))
@@ -243,6 +246,7 @@ class TuneLoop:
             now_s=now,
             started_at_s=self.state.started_at_s,
             retunes_at_s=tuple(self.state.retunes_at_s),
+            recoveries_s=tuple(self.state.recoveries_s),
         )
 
     def _decide(self, now: float) -> Decision | None:

@@ -6,6 +6,7 @@ that names a variable the program does not use, or none at all, is refused in on
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict
 from pathlib import Path
 
@@ -74,9 +75,11 @@ def test_the_copy_information_survives_the_job_record(tmp_path: Path) -> None:
     (("group-id: group", "group-id: nosuch"), "copy names group-id 'nosuch', which is not in program.vars"),
     (('"--txn=${txn}", ', ""), "copy names transactional-id-prefix 'txn', but no program argument uses ${txn}"),
     (("input-topics: [clicks, orders]", "input-topics: []"), "input-topics"),
+    (("  transactional-id-prefix: txn\n", "  transactional-id-prefix: txn\n  event-time-fields: ['$..[']\n"),
+     "copy: event-time field '$..[' is not a JSON path"),
 ])
 def test_a_copy_section_that_cannot_work_is_one_line(tmp_path: Path, change: tuple[str, str], complaint: str) -> None:
-    with pytest.raises(InvalidInput, match=complaint.replace("$", r"\$").replace("{", r"\{").replace("}", r"\}")):
+    with pytest.raises(InvalidInput, match=re.escape(complaint)):
         load_job_file(write(tmp_path, CLICKS.replace(*change)), {"bootstrap": "live:9092"})
 
 
@@ -85,3 +88,24 @@ def test_a_job_file_without_a_copy_section_is_refused_for_profiling_saying_what_
                             {"bootstrap": "live:9092"})
     with pytest.raises(InvalidInput, match=r"no copy: section in its job file.*copy: \{input-topics"):
         profiling_copy(spec, "r4", "b:1")
+
+
+def test_the_shipped_two_topic_job_names_its_event_times_and_is_measured_on_both_inputs() -> None:
+    spec, io = load_job_file(Path(job_file.__file__).with_name("shop_payments.yaml"), {"bootstrap": "live:9092"})
+    assert spec.event_time_fields == ("$.placed_at", "$.payment.at_ms")
+    assert io.input_topics == ("shop-orders", "shop-payments") and io.timestamp_field == "paid_ms"
+    copy = profiling_copy(spec, "r5", "b:1")
+    assert copy.live_input_topics == ("shop-orders", "shop-payments")
+    assert copy.input_topics == ("shop-orders-profile-r5", "shop-payments-profile-r5")
+    assert JobSpec.from_json(json.loads(json.dumps(asdict(spec)))) == spec
+
+
+def test_a_job_record_keeps_every_input_topic(tmp_path: Path) -> None:
+    from chronos.model import CheckpointSettings
+    from chronos.stack.job_records import JobRecord, JobRecordStore
+
+    spec, io = load_job_file(Path(job_file.__file__).with_name("shop_payments.yaml"), {"bootstrap": "live:9092"})
+    store = JobRecordStore(tmp_path / "jobs")
+    store.save(JobRecord("a" * 32, spec, CheckpointSettings(5000), io=io))
+    record = store.get("a" * 32)
+    assert record is not None and record.io == io and record.io.more_input_topics == ("shop-payments",)

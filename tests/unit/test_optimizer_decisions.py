@@ -147,12 +147,6 @@ def test_baselines_are_strategies_of_their_own() -> None:
     assert told.wanted_s == pytest.approx((2 * 0.5 * 800) ** 0.5), "a known MTBF needs no failure seen first"
 
 
-def test_without_models_it_does_not_guess() -> None:
-    bare = evaluate(history(10, 2000), JobModels(None, None), POLICY)
-    decision = decide(bare, POLICY, now_s=10_000)
-    assert decision.action == "keep" and decision.wanted_s is None and "no models yet" in decision.reason
-
-
 def test_with_only_a_recovery_model_latency_is_not_judged() -> None:
     evaluation = evaluate(history(10, 2000), JobModels(models().recovery, None), POLICY)
     assert all(c.latency is None and c.latency_ok for c in evaluation.candidates)

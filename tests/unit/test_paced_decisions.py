@@ -81,6 +81,7 @@ def test_a_cadence_longer_than_the_jobs_own_interval_needs_a_restart_of_it() -> 
     assert "would cut a 20 s cadence short" in decision.reason
 
 
-def test_without_models_a_paced_job_is_kept_as_it_is() -> None:
+def test_without_models_a_paced_job_gets_the_cold_start_cadence_and_keeps_its_own_interval() -> None:
     decision = decide(evaluate(paced(5, 2000, configured_s=120), JobModels(None, None), POLICY), POLICY, now_s=NOW)
-    assert decision.action == "keep" and decision.wanted_s is None
+    assert decision.mode == "cold-start" and decision.action == "pace", decision.explain()
+    assert decision.fallback_s is None, "no recovery model to judge the fallback by: it is left as it is"

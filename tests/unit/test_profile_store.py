@@ -55,7 +55,7 @@ def test_the_schema_is_versioned_and_reopening_migrates_nothing_twice(tmp_path: 
     path = tmp_path / "profile.db"
     ProfileStore(path).close()
     store = ProfileStore(path)
-    assert store.schema_version == SCHEMA_VERSION == 1
+    assert store.schema_version == SCHEMA_VERSION == 2
 
 
 def test_a_newer_schema_is_refused_with_one_line(tmp_path: Path) -> None:
@@ -63,7 +63,7 @@ def test_a_newer_schema_is_refused_with_one_line(tmp_path: Path) -> None:
     ProfileStore(path).close()
     with sqlite3.connect(path) as db:
         db.execute("UPDATE chronos_meta SET value='99' WHERE key='schema_version'")
-    with pytest.raises(InvalidInput, match="schema v99; this chronos reads up to v1"):
+    with pytest.raises(InvalidInput, match=f"schema v99; this chronos reads up to v{SCHEMA_VERSION}"):
         ProfileStore(path)
 
 

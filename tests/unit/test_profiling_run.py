@@ -7,16 +7,19 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 
 from chronos.model import CheckpointSettings, JobSpec
 from chronos.profiler.copies import JobCopy
+from chronos.profiler.input_sample import InputSample
 from chronos.profiler.records import RunConfig
 from chronos.profiler.run import RunInterrupted, RunPlan, execute_run
 from chronos.rates import RateProfile, TraceRate
 from tests.support.chaos_world import World
 
+SHOP = Path(__file__).parents[2] / "jobs" / "shop_payments.yaml"
 SPEC = JobSpec("fleet", "/jobs/fleet.py", ("--input-topic", "in", "--output-topic", "out"))
 PLAN = RunPlan("p1", SPEC, TraceRate((0.0,), (1000.0,)), faults=1, steady_s=5, warmup_s=5, hold_s=3, timeout_s=60)
 
@@ -103,8 +106,8 @@ class Cluster:
     def control(self) -> Control:
         return Control(self.log, self.world)
 
-    def signals(self, job_id: str, copy: JobCopy) -> Signals:
-        self.log("signals")
+    def signals(self, job_id: str, copy: JobCopy, timestamp_field: str = "max_created_ms") -> Signals:
+        self.log("signals" if timestamp_field == "max_created_ms" else f"signals by {timestamp_field}")
         return Signals(self.log, self.world)
 
     def create_topics(self, topics: list[str], partitions: int) -> None:
@@ -115,6 +118,12 @@ class Cluster:
 
     def start_load(self, topic: str, rate: RateProfile, vehicles: int, run_id: str, workers: int) -> Load:
         self.log(f"load {rate.rate_at(0):.0f}/s")
+        return Load(self.log)
+
+    def start_replay(self, sample: InputSample, topics: tuple[tuple[str, str], ...], rate: RateProfile,
+                     event_time_fields: tuple[str, ...], workers: int) -> Load:
+        self.log(f"replay {len(sample.records)} records at {rate.rate_at(0):.0f}/s into "
+                 + ", ".join(f"{copy} for {live}" for live, copy in topics) + f" moving {', '.join(event_time_fields)}")
         return Load(self.log)
 
 
@@ -156,6 +165,23 @@ def test_a_run_goes_through_its_phases_in_order_and_leaves_nothing() -> None:
         "submit fleet-profile-" + result.run_id + " at 10000 ms", "running", "signals",
         "phase waiting for two checkpoints", "phase steady state", "phase fault 1/1", "fault", "signals closed",
         "cancel", *CLEANUP]
+
+
+def test_a_job_with_a_recorded_sample_has_it_replayed_into_every_input_topic_of_its_copy() -> None:
+    from chronos.jobs.job_file import load_job_file
+    from chronos.profiler.input_sample import InputRecord, InputSample
+
+    spec, _ = load_job_file(SHOP, {"bootstrap": "b:9092"})
+    sample = InputSample((InputRecord("shop-orders", 0, 0, b"c1", b"{}", (), 1),), 1, 10.0, TraceRate((0.0,), (500.0,)))
+    log = Log()
+    result = run(log, RunPlan("p1", spec, sample.trace, sample=sample, timestamp_field="paid_ms", steady_s=5,
+                              warmup_s=5, hold_s=3, timeout_s=60))
+    assert result.status == "completed", result.error
+    run_id = result.run_id
+    assert f"replay 1 records at 1000/s into shop-orders-profile-{run_id} for shop-orders, shop-payments-profile-" \
+           f"{run_id} for shop-payments moving $.placed_at, $.payment.at_ms" in log.events
+    assert not any(e.startswith("load ") and e.endswith("/s") for e in log.events), "no generated events"
+    assert "signals by paid_ms" in log.events, "the copy's latency is read off the job's own output field"
 
 
 @pytest.mark.parametrize("fail_at", ["topics created", "load 2000/s", "running", "signals", "phase steady state",
