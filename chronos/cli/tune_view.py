@@ -24,6 +24,11 @@ from chronos.tune.pacer import Outcome
 from chronos.tune.readings import NEEDED_FOR_DECISIONS, NEEDED_FOR_FAILURES, LiveReading
 from chronos.tune.retune import RetuneOutcome, TunedJob
 
+MODE_SAID = {"models": "models (decisions from the fitted models)",
+             "cold-start": "cold start (no models yet: Young's interval from the live checkpoint cost, bounded by "
+                           "the targets; a profile or live failures bring models)",
+             "baseline": "baseline strategy"}
+
 
 def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 1)
@@ -45,6 +50,7 @@ class _Screen:
     realizer: str = "-"
     effective_s: float | None = None
     triggers: dict[str, int] = field(default_factory=dict)
+    mode: str = "-"
 
 
 class TuneDisplay:
@@ -123,8 +129,9 @@ class TuneDisplay:
             job.spec.name, decision.action, wanted_s=decision.wanted_s, feasible=decision.feasible,
             forecast_rate=decision.forecast_rate,
             predicted_latency_s=None if current.latency is None else current.latency.median / 1000,
-            predicted_recovery_s=None if current.recovery is None else current.recovery.median)
-        self._event("decision", decision.explain(), action=decision.action, interval_s=decision.interval_s,
+            predicted_recovery_s=None if current.recovery is None else current.recovery.median, mode=decision.mode)
+        self._screen.mode = MODE_SAID[decision.mode]
+        self._event("decision", decision.explain(), mode=decision.mode, action=decision.action, interval_s=decision.interval_s,
                     wanted_s=decision.wanted_s, reason=decision.reason, binding=decision.binding,
                     feasible=decision.feasible, forecast_rate=round(decision.forecast_rate, 1),
                     forecast_method=decision.forecast_method,
@@ -242,6 +249,7 @@ class TuneDisplay:
             table.add_row("QoS violations", f"latency {s.violations[0]:.0f} s, recovery {s.violations[1]:.0f} s "
                           f"(recovery target {p.recovery_s:g} s)")
         table.add_row("models", s.models)
+        table.add_row("mode", s.mode)
         if s.decision is not None:
             table.add_row("last decision", s.decision.explain())
         events = Table(show_header=False, box=None)

@@ -26,6 +26,7 @@ from chronos.model import SOURCES
 
 DOWNTIME_BUCKETS = (1.0, 2.0, 3.0, 4.0, 5.0, 7.5, 10.0, 15.0, 30.0, 60.0)
 ACTIONS = ("keep", "retune", "pace")
+MODES = ("models", "cold-start", "baseline")  # the decision core's Mode
 TRIGGER_OUTCOMES = ("completed", "failed", "skipped-in-flight", "skipped-not-running")
 REALIZERS = ("paced", "restart", "kubernetes")
 PACING_ERROR_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 15.0)
@@ -100,6 +101,10 @@ class TuneMetrics:
         self.pacing_error = Histogram("chronos_pacing_error_seconds",
                                       "|measured - chosen| interval between consecutive completed checkpoints at one "
                                       "cadence.", job, buckets=PACING_ERROR_BUCKETS, registry=registry)
+        self.mode = Gauge("chronos_decision_mode_info", "1 for what the last decision was made from (mode: models = "
+                          "fitted from a profile or live failures, cold-start = no models yet: Young's interval "
+                          "from the live checkpoint cost, bounded by the targets, baseline = a baseline strategy).",
+                          ("job_name", "mode"), registry=registry)
         self.heartbeat = Gauge("chronos_loop_heartbeat_timestamp_seconds",
                                "When the tuning loop last completed a step (Unix time).", registry=registry)
         for source in SOURCES:
@@ -133,9 +138,11 @@ class TuneMetrics:
             self.violation.labels(job, "recovery").inc(recovery_violation_s)
 
     def decided(self, name: str, action: str, *, wanted_s: float | None, feasible: bool, forecast_rate: float,
-                predicted_latency_s: float | None, predicted_recovery_s: float | None) -> None:
+                predicted_latency_s: float | None, predicted_recovery_s: float | None, mode: str = "models") -> None:
         job = job_label(name)
         self.decisions.labels(job, action).inc()
+        for each in MODES:
+            self.mode.labels(job, each).set(1.0 if each == mode else 0.0)
         if wanted_s is not None:
             self.wanted.labels(job).set(wanted_s)
         self.feasible.labels(job).set(1.0 if feasible else 0.0)

@@ -132,3 +132,17 @@ def test_pacing_figures_and_the_realizer_in_force_are_exported() -> None:
     assert value("chronos_checkpoint_triggers_total", {"job_name": "fleet", "outcome": "failed"}) == 1
     assert value("chronos_pacing_error_seconds_count", {"job_name": "fleet"}) == 1
     assert value("chronos_pacing_error_seconds_bucket", {"job_name": "fleet", "le": "0.05"}) == 1
+
+
+def test_what_the_last_decision_was_made_from_is_exported_as_its_mode() -> None:
+    registry = CollectorRegistry()
+    metrics = TuneMetrics(registry)
+    metrics.decided("fleet", "retune", wanted_s=4, feasible=True, forecast_rate=2500, predicted_latency_s=None,
+                    predicted_recovery_s=None, mode="cold-start")
+    value = registry.get_sample_value
+    assert value("chronos_decision_mode_info", {"job_name": "fleet", "mode": "cold-start"}) == 1
+    assert value("chronos_decision_mode_info", {"job_name": "fleet", "mode": "models"}) == 0
+    metrics.decided("fleet", "keep", wanted_s=4, feasible=True, forecast_rate=2500, predicted_latency_s=1,
+                    predicted_recovery_s=30, mode="models")
+    assert value("chronos_decision_mode_info", {"job_name": "fleet", "mode": "cold-start"}) == 0
+    assert value("chronos_decision_mode_info", {"job_name": "fleet", "mode": "models"}) == 1
