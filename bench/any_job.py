@@ -52,11 +52,8 @@ JOB_FILE = Path(__file__).parents[1] / "jobs" / "shop_payments.yaml"
 
 def read_keys(bootstrap: str, topics: list[str]) -> tuple[Counter[bytes | None], int, int]:
     """Keys of every record in the topics, and the first and last record timestamps (ms)."""
-    recorder = TopicRecorder(bootstrap, tuple(topics))
+    recorder = TopicRecorder(bootstrap, tuple(topics), from_start=True)
     try:
-        # the recorder starts at the end; read from the beginning instead
-        consumer = recorder._consumer  # noqa: SLF001 - a bench reading back what it wrote
-        consumer.seek_to_beginning()
         ends = recorder.end_offsets()
         keys: Counter[bytes | None] = Counter()
         first, last = None, 0

@@ -13,7 +13,8 @@ from chronos.profiler.input_sample import InputRecord, Partition
 
 
 class TopicRecorder:
-    def __init__(self, bootstrap: str, topics: tuple[str, ...]) -> None:
+    def __init__(self, bootstrap: str, topics: tuple[str, ...], *, from_start: bool = False) -> None:
+        """`from_start`: read what the topics hold instead (a bench reading back a replay)."""
         from kafka import TopicPartition
 
         self._consumer = groupless_consumer(bootstrap, isolation="read_committed")
@@ -26,7 +27,10 @@ class TopicRecorder:
             assigned += [TopicPartition(topic, p) for p in sorted(partitions)]
         self._partitions: list[Any] = assigned
         self._consumer.assign(assigned)
-        self._consumer.seek_to_end(*assigned)
+        if from_start:
+            self._consumer.seek_to_beginning(*assigned)
+        else:
+            self._consumer.seek_to_end(*assigned)
         for partition in assigned:
             self._consumer.position(partition)  # resolve the end now, not at the first poll
 

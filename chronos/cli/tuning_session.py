@@ -50,10 +50,14 @@ class TuneRequest:
     namespace: str = "default"
     job_file: Path | None = None
     realize: Requested = "auto"
+    allow_fault: bool = False  # one TaskManager kill to measure a recovery before any model exists
 
     def __post_init__(self) -> None:
         if self.flink_deployment and self.job_file is None:
             raise InvalidInput("--flink-deployment needs --job-file: the job's name and io (topics, latency source)")
+        if self.flink_deployment and self.allow_fault:
+            raise InvalidInput("--allow-fault probes a job on the local stack only (it kills one of its TaskManagers); "
+                               "not a FlinkDeployment")
 
 
 @dataclass(frozen=True)
@@ -106,8 +110,9 @@ def tuning_session(request: TuneRequest) -> Iterator[tuple[TuneLoop, TuneDisplay
         resources.callback(thread.join, 10.0)
         resources.callback(pacer.wake)
         resources.callback(stop_pacing.set)
+        probe = wiring.recovery_probe(request.stack_dir) if request.allow_fault else None
         loop = TuneLoop(tuned, policy, collector, retuner, journal, book, display, request.loop, pacing=pacer,
-                        paces=choice.paced)
+                        paces=choice.paced, probe=probe)
         metrics.set_targets(record.spec.name, policy.latency_p99_ms / 1000, policy.recovery_s)
         server = serve(registry, request.metrics_port, request.metrics_address, heartbeat) \
             if request.metrics_port >= 0 else None

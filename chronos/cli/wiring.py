@@ -253,6 +253,15 @@ def record_input(state: StackState, topics: tuple[str, ...], window_s: float, se
         reader.close()
 
 
+def recovery_probe(stack_dir: Path) -> Callable[[], str]:
+    """`chronos tune --allow-fault`: one TaskManager of the local stack killed (and replaced, so the job's slots
+    come back), as the chaos command's kill-taskmanager does."""
+    def probe() -> str:
+        record = KillTaskManager(stack_dir, replace=True).inject()
+        return f"{record.kind} {record.target} ({record.detail})"
+    return probe
+
+
 def profiling_pool(stack_dir: Path, profile_id: str, state: StackState, slots: int) -> LocalClusterPool:
     if not re.fullmatch(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}", profile_id):
         raise InvalidInput(f"profile id {profile_id[:80]!r} cannot name a directory; profile ids are letters, "

@@ -113,7 +113,13 @@ class TuneLoop:
         wall_ms: Callable[[], int] = wall_ms,
         pacing: Pacing | None = None,
         paces: bool = False,
+        probe: Callable[[], str] | None = None,
     ) -> None:
+        """`probe` (`chronos tune --allow-fault`): injects one fault into the live job (returns what it did), used
+        once, while there are no models, after the startup grace and once a checkpoint has been measured: the
+        failure it causes is watched and measured like any live failure, and gives the cold start its first
+        measured recovery instead of a default."""
+        self._probe = probe
         self._pacing = pacing  # watches the job's checkpoints; with `paces`, holds their cadence too
         self._paces = paces and pacing is not None
         self._policy = policy
@@ -190,6 +196,7 @@ class TuneLoop:
         self._observer.reading(self.state.job, reading, self._policy, latency_v, recovery_v)
         if failure is not None:
             self._learn(failure)
+        self._maybe_probe(now, reading)
         self._prune(now)
         if self._retune_retry is not None:
             self._retry_retune(now)
@@ -219,6 +226,20 @@ class TuneLoop:
             if self._models.fit_failures > failed_before:
                 self._observer.fit_failed(self.state.job, self._models.last_fit_error or "the model fit failed")
         self._observer.failure(self.state.job, failure, models)
+
+    def _maybe_probe(self, now: float, reading: LiveReading) -> None:
+        models = self._models.models
+        if (self._probe is None or self._watch.in_failure or models.recovery is not None or models.latency is not None
+                or now - self.state.started_at_s < self._policy.startup_grace_s or not reading.checkpoint_costs_s
+                or self._retune_retry is not None or not reading.running):
+            return
+        probe, self._probe = self._probe, None  # once
+        try:
+            done = probe()
+        except Exception as exc:  # noqa: BLE001 - a probe that cannot run leaves the defaults in place
+            self._observer.message(f"recovery probe failed ({describe(exc)}); the cold start keeps its defaults")
+            return
+        self._observer.message(f"recovery probe (--allow-fault): {done}; its recovery is measured like any failure's")
 
     def _prune(self, now: float) -> None:
         if now < self._next_prune_s:
