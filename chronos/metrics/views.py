@@ -118,12 +118,14 @@ INTERNALS = Dashboard(
               Series(f'chronos_effective_checkpoint_interval_seconds{{{JOB}}}', "{{job_name}} measured"),
               Series(f'sum by (job_name, outcome) (increase(chronos_checkpoint_triggers_total{{{JOB}}}[$__range]))',
                      "{{job_name}} triggers {{outcome}}"))),
-        View("decisions", "Decisions and feasibility",
-             "Decisions by action in the range, and whether some interval is predicted to meet both targets.",
+        View("decisions", "Decisions, feasibility and mode",
+             "Decisions by action in the range, whether some interval is predicted to meet both targets, and what "
+             "the last decision was made from (models, cold-start: no models yet, baseline).",
              "short",
              (Series(f'sum by (job_name, action) (increase(chronos_decisions_total{{{JOB}}}[$__range]))',
                      "{{job_name}} {{action}}"),
-              Series(f'chronos_qos_feasible{{{JOB}}}', "{{job_name}} feasible")), kind="stat"),
+              Series(f'chronos_qos_feasible{{{JOB}}}', "{{job_name}} feasible"),
+              Series(f'chronos_decision_mode_info{{{JOB}}} == 1', "{{job_name}} mode: {{mode}}")), kind="stat"),
     ),
 )
 

@@ -151,11 +151,14 @@ class KillPythonWorker:
 
 
 class RestartKafka:
-    """Stop the broker (SIGTERM, then SIGKILL) and start it again on the same port and data."""
+    """Stop the broker (SIGTERM, then SIGKILL) and start it again on the same port and data, after `down_s`
+    (an outage as long as the caller needs, however fast this machine restarts a broker)."""
 
-    def __init__(self, stack_dir: Path, wall_ms: Callable[[], int] = _now_ms) -> None:
+    def __init__(self, stack_dir: Path, wall_ms: Callable[[], int] = _now_ms, down_s: float = 0.0,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
         self._stack_dir = stack_dir
         self._wall_ms = wall_ms
+        self._down_s, self._sleep = down_s, sleep
 
     def inject(self) -> FaultRecord:
         state = _state(self._stack_dir)
@@ -166,6 +169,7 @@ class RestartKafka:
             raise StackError(f"cannot restart Kafka: {found.stale_line()}")
         wall, mono = self._wall_ms(), time.monotonic()
         stop([state.kafka], grace_seconds=30)
+        self._sleep(self._down_s)
         self._start(state)
         return FaultRecord("restart-kafka", f"pid {state.kafka.pid}", wall, mono,
                            f"restarted as pid {_state(self._stack_dir).kafka_pid}")

@@ -89,14 +89,16 @@ def test_a_small_profile_is_interrupted_resumed_and_leaves_the_live_job_untouche
     store = ProfileStore(sd / "profiles.db")
     clusters = ClusterWatch(sd)
     try:
-        # 1. Three runs asked, two at a time; stopped with Ctrl-C once the third is under way.
+        # 1. Four runs asked, two at a time; stopped with Ctrl-C once two are done and another is under way (the
+        # fourth starts as the second ends, so one always is: however fast this machine runs them).
         proc = subprocess.Popen([sys.executable, "-m", "chronos.cli.main", "profile", "run", "--job", live_job,
-                                 "--runs", "3", "--json", *PROFILE, *opts],
+                                 "--runs", "4", "--json", *PROFILE, *opts],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
             wait_until(lambda: len(store.runs()) >= 2 or proc.poll() is not None, 600, 2, what="two profiling runs")
             assert proc.poll() is None, proc.communicate()[1][-2000:]
-            wait_until(lambda: len(list((sd / "profiling").glob("*/*/stack.json"))) >= 1, 120, 0.5, what="a third run")
+            wait_until(lambda: len(list((sd / "profiling").glob("*/*/stack.json"))) >= 1, 120, 0.2,
+                       what="a run under way")
             proc.send_signal(signal.SIGINT)
             _, stderr = proc.communicate(timeout=300)
         finally:
@@ -105,8 +107,9 @@ def test_a_small_profile_is_interrupted_resumed_and_leaves_the_live_job_untouche
         assert proc.returncode == 130, stderr[-2000:]
         assert "Traceback" not in stderr
         runs = store.runs()
-        assert len(runs) == 2 and all(r.status == "completed" for r in runs), [r.error for r in runs]
-        assert len({r.config.interval_ms for r in runs}) == 2, "the design spreads the first runs"
+        done = len(runs)
+        assert done in (2, 3) and all(r.status == "completed" for r in runs), [r.error for r in runs]
+        assert len({r.config.interval_ms for r in runs}) >= 2, "the design spreads the first runs"
         for run in runs:
             (m,) = run.recoveries
             assert m.fault.injected_wall_ms < m.detected_ms < m.running_ms <= m.recovered_ms  # type: ignore[operator]
@@ -115,19 +118,20 @@ def test_a_small_profile_is_interrupted_resumed_and_leaves_the_live_job_untouche
             assert run.steady.checkpoint_duration_ms is not None
         _assert_nothing_left(stack, sd, clusters)
 
-        # 2. Resumed: the interrupted trial runs again; the two completed ones are not repeated.
-        resumed = chronos("profile", "run", "--resume", "--runs", "3", "--json", *opts, timeout=900)
+        # 2. Resumed: an interrupted trial runs again; the completed ones are not repeated.
+        resumed = chronos("profile", "run", "--resume", "--runs", str(done + 1), "--parallel", "1", "--json", *opts,
+                          timeout=900)
         assert resumed.returncode == 0, resumed.stderr[-2000:]
         outcome = json.loads(resumed.stdout)
-        assert (outcome["requeued"], outcome["completed"], outcome["failed"]) == (1, 1, 0)
-        assert len(store.runs()) == 3 and len({r.trial_number for r in store.runs()}) == 3
+        assert outcome["requeued"] in (1, 2) and (outcome["completed"], outcome["failed"]) == (1, 0), outcome
+        assert len(store.runs()) == done + 1 and len({r.trial_number for r in store.runs()}) == done + 1
         _assert_nothing_left(stack, sd, clusters)
 
         # 3. The report reads it all back.
         report = chronos("profile", "report", "--json", "--plots", str(sd / "plots"), *opts)
         assert report.returncode == 0, report.stderr
         data = json.loads(report.stdout)
-        assert len(data["runs"]) == 3 and len(data["plots"]) == 2
+        assert len(data["runs"]) == done + 1 and len(data["plots"]) == 2
         assert all(Path(p).stat().st_size > 10_000 for p in data["plots"])
 
         # 4. The live job ran on, untouched: still RUNNING, and exactly-once over everything sent meanwhile.

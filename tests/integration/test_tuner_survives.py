@@ -64,7 +64,7 @@ def test_a_killed_fit_child_and_a_broker_restart_do_not_stop_the_tuner(own_stack
         assert "died" in failed["error"]
         tuner.wait_for(lambda e: e["event"] == "decision", 120)
 
-        RestartKafka(own_stack.stack_dir_path).inject()
+        RestartKafka(own_stack.stack_dir_path, down_s=8).inject()  # down for 4 collections, however fast it restarts
         restarted = len(tuner.events)
         tuner.wait_for(lambda e: e["event"] == "decision" and tuner.events.index(e) > restarted, 90)
         outages = [e for e in tuner.events if e["event"] == "outage"]
