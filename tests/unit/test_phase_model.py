@@ -1,0 +1,74 @@
+"""The recovery phase model (issue 18, part): fitted on synthetic recoveries whose phases follow known
+parameters (with 3 % noise), it recovers them, and it predicts a setting it was never fitted on (leave one
+setting out) within 15 %."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from chronos.optimizer.phase_model import (
+    GIB,
+    PhaseObservation,
+    PhaseParameters,
+    Phases,
+    RecoveryConditions,
+    RecoverySettings,
+    fit_phase_model,
+    held_out_by_setting,
+)
+
+TRUTH = PhaseParameters(detect_base_s=0.8, detect_per_bound=0.95, reschedule_base_s=2.0, reschedule_per_delay=1.0,
+                        replacement_s=9.0, restore_base_s=0.5, restore_s_per_gib=4.0, catchup_factor=1.1)
+SETTINGS = [RecoverySettings(heartbeat_interval_s=i, heartbeat_timeout_s=t, rpc_failure_threshold=r,
+                             restart_delay_s=d, spare_slots=s)
+            for i, t, r, d, s in [(10, 50, 2, 1, False), (5, 30, 2, 1, False), (2, 10, 2, 0.5, True),
+                                  (3, 15, 3, 2, False), (1, 6, 2, 0.2, True), (10, 50, 2, 5, True)]]
+
+
+def truth(settings: RecoverySettings, conditions: RecoveryConditions, rng: random.Random) -> Phases:
+    from chronos.optimizer.phase_model import PhaseModel
+
+    exact = PhaseModel(TRUTH, 0, None).predict(settings, conditions)
+    noisy = [v * (1 + rng.gauss(0, 0.03)) for v in (exact.detect_s, exact.reschedule_s, exact.restore_s)]
+    spare = conditions.capacity - conditions.rate
+    catchup = TRUTH.catchup_factor * conditions.rate * (conditions.checkpoint_age_s + sum(noisy)) / spare
+    return Phases(*noisy, catchup * (1 + rng.gauss(0, 0.03)))
+
+
+def synthetic(seed: int = 3) -> list[PhaseObservation]:
+    rng = random.Random(seed)
+    out = []
+    for settings in SETTINGS:
+        for _ in range(5):
+            conditions = RecoveryConditions(rng.choice(("kill", "kill", "pause")), rng.uniform(500, 4000), 8000.0,
+                                            rng.uniform(0.5, 30), rng.uniform(0.01, 2) * GIB)
+            out.append(PhaseObservation(settings, conditions, truth(settings, conditions, rng)))
+    return out
+
+
+def test_the_fit_recovers_the_parameters_the_recoveries_were_made_with() -> None:
+    fitted = fit_phase_model(synthetic()).parameters
+    for name, expected in vars(TRUTH).items():
+        assert getattr(fitted, name) == pytest.approx(expected, rel=0.15, abs=0.5), name
+
+
+def test_a_setting_it_was_not_fitted_on_is_predicted_within_15_percent() -> None:
+    error = held_out_by_setting(synthetic())
+    assert error is not None and error < 0.15, error
+
+
+def test_a_killed_taskmanager_is_found_by_failed_heartbeats_and_a_hung_one_only_by_the_timeout() -> None:
+    defaults = RecoverySettings()
+    assert defaults.detection_bound_s("kill") == 20 and defaults.detection_bound_s("pause") == 50
+    model = fit_phase_model(synthetic())
+    busy = RecoveryConditions("kill", 7000, 7500, 10, GIB)
+    assert model.predict(defaults, busy).catchup_s > 10 * model.predict(defaults, busy).detect_s
+    assert model.predict(defaults, RecoveryConditions("kill", 8000, 8000, 10, GIB)).catchup_s == float("inf")
+
+
+def test_one_setting_gives_no_held_out_error_and_no_recoveries_no_model() -> None:
+    assert held_out_by_setting([o for o in synthetic() if o.settings == SETTINGS[0]]) is None
+    with pytest.raises(ValueError, match="no recoveries"):
+        fit_phase_model([])
