@@ -152,6 +152,10 @@ def profile_run(
             else:
                 sample = (_stored_sample(store, sample_profile) if sample_profile != profile_id else
                           wiring.record_input(state, live_inputs(spec), parse_interval_ms(record) / 1000, seed, err))
+                foreign = sorted(set(sample.topics) - set(live_inputs(spec)))
+                if foreign:
+                    raise InvalidInput(f"the sample of profile {sample_profile} was recorded from {', '.join(foreign)}, "
+                                       f"which job {spec.name} does not read")
                 check_event_time(EventTimeFields(spec.event_time_fields), sample)
                 workload = _given_rate(trace, rate) or sample.trace
         else:
