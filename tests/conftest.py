@@ -5,11 +5,11 @@ A test that breaks the stack (kills a TaskManager, restarts the broker) leaves i
 
 from __future__ import annotations
 
-import contextlib
 import os
 import threading
 import time
 import uuid
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,11 +25,13 @@ from chronos.jobs.loadgen import KafkaEventSink, LoadReport, run_load
 from chronos.jobs.topics import ensure_topics
 from chronos.model import CheckpointSettings, JobSpec
 from chronos.rates import ConstantRate
-from chronos.stack.local_stack import StackOptions, down, up
+from chronos.stack.faults import KillTaskManager
+from chronos.stack.local_stack import StackOptions, down, status, up
 from chronos.stack.locations import default_cache_dir
 from chronos.stack.service_account import DEFAULT_SERVICE_USER
-from chronos.stack.state import StackState
+from chronos.stack.state import StackState, load_state
 from tests.support.processes import leftovers
+from tests.support.quiesce import quiesce
 
 
 def cache_dir() -> Path:
@@ -106,6 +108,33 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StackState]:
         assert not survivors, f"processes survived `stack down`: {survivors}"
 
 
+def _last_taskmanager_words(state: StackState, lines: int = 25) -> str:
+    logs = sorted(Path(state.flink_home, "log").glob("*taskexecutor*"), key=lambda p: p.stat().st_mtime)
+    return "\n".join(f"--- {p.name}\n" + "\n".join(p.read_text(errors="replace").splitlines()[-lines:])
+                     for p in logs[-2:])
+
+
+@pytest.fixture(autouse=True)
+def _stack_left_whole(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A TaskManager that died in a test is said (with its last log lines, in the warnings summary) and
+    replaced, so one test's casualty is not every later test's on this worker's shared stack."""
+    yield
+    if "stack" not in request.fixturenames:
+        return
+    state: StackState = request.getfixturevalue("stack")
+    found = status(state.stack_dir_path)
+    dead = [c.name for c in found.components if c.name.startswith("flink-taskmanager") and not c.alive]
+    if not dead:
+        return
+    warnings.warn(f"{request.node.nodeid} left {', '.join(dead)} dead; replaced.\n"
+                  f"{_last_taskmanager_words(state)}", stacklevel=1)
+    KillTaskManager(state.stack_dir_path).rollback()
+    live = len(load_state(state.stack_dir_path).taskmanagers)  # type: ignore[union-attr]
+    with FlinkRestClient(state.rest_url) as client:  # the dead one forgotten (its heartbeats missed), the new one in
+        wait_until(lambda: client.overview().taskmanagers == live and client.overview().slots_total >= state.slots,
+                   120, what="the dead TaskManager forgotten and the replacement's slots offered")
+
+
 @pytest.fixture()
 def flink(stack: StackState) -> Iterator[FlinkRestClient]:
     with FlinkRestClient(stack.rest_url) as client:
@@ -141,19 +170,10 @@ class DemoJob:
         return job_id
 
     def cancel_all(self) -> None:
-        """Cancel, and wait until each job is gone: a job still cancelling when the next test breaks
-        Kafka closes its exactly-once writer against a dead broker, which Flink answers by killing the
-        whole TaskManager (seen in CI: every later test then found no TaskManager)."""
-        terminal = {"FINISHED", "CANCELED", "FAILED"}
-        for job_id in self.job_ids:
-            try:
-                if self.flink.job(job_id).state not in terminal:
-                    self.flink.cancel(job_id)
-            except Exception:  # noqa: BLE001 - best-effort cleanup
-                pass
-        for job_id in self.job_ids:
-            with contextlib.suppress(Exception):
-                self.flink.wait_for_state(job_id, lambda d: d.state in terminal, 60, "cancelled")
+        """Cancel this test's jobs and wait until nothing of them is left on the TaskManager
+        (tests/support/quiesce.py says why waiting for CANCELED is not enough)."""
+        mine = set(self.job_ids)
+        quiesce(self.flink, lambda jid, _name: jid in mine)
 
 
 @pytest.fixture()

@@ -18,6 +18,7 @@ from chronos.stack.local_stack import status
 from chronos.stack.processes import is_alive
 from chronos.stack.state import StackState, load_state
 from tests.conftest import BackgroundLoad, DemoJob, wait_until
+from tests.support.quiesce import quiesce
 
 pytestmark = pytest.mark.long(2)
 
@@ -71,13 +72,11 @@ def test_paused_taskmanager_is_stopped_then_resumed(stack: StackState) -> None:
 
 
 def test_kafka_restart_keeps_port_and_topics(stack: StackState, flink: FlinkRestClient) -> None:
-    # A job still running or cancelling here would close its exactly-once writer against the dead broker,
+    # A job still running or closing here would close its exactly-once writer against the dead broker,
     # which Flink answers by killing the TaskManager: this test is about Kafka, so no job may see it.
-    terminal = {"FINISHED", "CANCELED", "FAILED"}
-    for job in [j for j in flink.jobs() if j.state not in terminal]:
-        if job.state == "RUNNING":
-            flink.cancel(job.jid)
-        flink.wait_for_state(job.jid, lambda d: d.state in terminal, 60, "cancelled")
+    quiesce(flink)
+    overview = flink.overview()
+    assert overview.jobs_running == 0 and overview.slots_available == overview.slots_total, overview
     topic = f"survives-{uuid.uuid4().hex[:8]}"
     ensure_topics(stack.bootstrap, [topic])
     old = load_state(stack.stack_dir_path)

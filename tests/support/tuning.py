@@ -19,6 +19,7 @@ from chronos.profiler.store import ProfileStore
 from chronos.stack.job_records import JobRecordStore
 from chronos.stack.state import StackState
 from tests.support.cli import chronos, submit_demo
+from tests.support.quiesce import quiesce
 
 TARGETS = ["--latency-p99", "600s", "--recovery", "60s", "--interval-min", "2s", "--interval-max", "30s"]
 
@@ -103,9 +104,8 @@ def job_name(stack: StackState, job_id: str) -> str:
 
 
 def cancel_all(flink: FlinkRestClient, name: str) -> None:
-    for job in flink.jobs():
-        if job.name == name and job.state == "RUNNING":
-            flink.cancel(job.jid)
+    """Every job of that name cancelled, and nothing of them left on the TaskManager."""
+    quiesce(flink, lambda _jid, job_name: job_name == name)
 
 
 def stop_tuning(tuner: Tuner | None, counted: ExperimentInput, sd: list[str], flink: FlinkRestClient, name: str) -> None:
