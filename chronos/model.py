@@ -296,3 +296,24 @@ class DeliveryCheck:
         return (f"exactly-once VIOLATED: {self.lost:,} events lost over {self.keys_short:,} keys, "
                 f"{self.duplicated:,} duplicated over {self.keys_over:,} keys "
                 f"(input {self.input_events:,}, output {self.output_events:,})")
+
+
+@dataclass(frozen=True)
+class ClusterShape:
+    """What a cluster restart puts in force: checked Flink settings laid over the cluster's own (`key`, `value`),
+    and TaskManagers kept idle beside the ones the jobs need (a restart lands on them at once)."""
+
+    flink_settings: tuple[tuple[str, str], ...] = ()
+    spare_taskmanagers: int = 0
+
+    def lines(self) -> list[str]:
+        spare = [f"spare TaskManagers: {self.spare_taskmanagers}"] if self.spare_taskmanagers else []
+        return [f"{k}: {v}" for k, v in self.flink_settings] + spare
+
+
+@dataclass(frozen=True)
+class ReconfigurePlan:
+    """A cluster reconfiguration, written before anything is touched so an interrupted one can be finished."""
+
+    target: ClusterShape
+    job_ids: tuple[str, ...]  # the jobs running when it began (their ids on the cluster before the restart)

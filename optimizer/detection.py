@@ -10,6 +10,8 @@ anyway: `heartbeat.rpc-failure-threshold` consecutive failed heartbeat RPCs, one
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from chronos.errors import InvalidInput
@@ -26,6 +28,39 @@ class PauseEvidence:
     @property
     def longest_s(self) -> float:
         return max(self.longest_gc_pause_s, self.longest_heartbeat_delay_s)
+
+
+@dataclass(frozen=True)
+class PauseSample:
+    """One TaskManager read at `at_ms`: its JVM's collections and their total time so far (every collector
+    summed), and when the resource manager last heard its heartbeat."""
+
+    taskmanager: str
+    at_ms: int
+    gc_count: int
+    gc_time_ms: int
+    last_heartbeat_ms: int | None
+
+
+def evidence_from(samples: Sequence[PauseSample], heartbeat_interval_s: float) -> PauseEvidence:
+    """The longest stalls the samples prove or bound, per TaskManager, over consecutive samples:
+    - GC: the collection time between two samples in which a collection happened; several collections in one
+      step are summed, so this bounds the longest single pause from above (a safe side to err on: a larger
+      floor for the timeout);
+    - heartbeat: the gap between two heartbeats heard (or the silence up to a sample) beyond the interval."""
+    gc, heartbeat = 0.0, 0.0
+    by_tm: dict[str, list[PauseSample]] = {}
+    for sample in sorted(samples, key=lambda x: x.at_ms):
+        by_tm.setdefault(sample.taskmanager, []).append(sample)
+    for series in by_tm.values():
+        for before, after in itertools.pairwise(series):
+            if after.gc_count > before.gc_count and after.gc_time_ms >= before.gc_time_ms:
+                gc = max(gc, (after.gc_time_ms - before.gc_time_ms) / 1000)
+        heard = sorted({x.last_heartbeat_ms for x in series if x.last_heartbeat_ms is not None})
+        gaps = [(b - a) / 1000 for a, b in itertools.pairwise(heard)]
+        silences = [(x.at_ms - x.last_heartbeat_ms) / 1000 for x in series if x.last_heartbeat_ms is not None]
+        heartbeat = max([heartbeat, *(g - heartbeat_interval_s for g in gaps + silences)])
+    return PauseEvidence(round(gc, 3), round(max(0.0, heartbeat), 3))
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from chronos.cli.load_commands import load_app
 from chronos.cli.observability_commands import dashboards, prometheus_app, report
 from chronos.cli.observe_commands import observe_app
 from chronos.cli.profile_commands import profile_app
+from chronos.cli.recommend_command import recommend
 from chronos.cli.rotating_output import redirect_if_asked
 from chronos.cli.stack_commands import stack_app
 from chronos.cli.tune_commands import tune
@@ -58,6 +59,7 @@ app.add_typer(job_app, name="job")
 app.add_typer(chaos_app, name="chaos")
 app.add_typer(profile_app, name="profile")
 app.command("tune")(tune)
+app.command("recommend")(recommend)
 app.add_typer(prometheus_app, name="prometheus")
 app.command("dashboards")(dashboards)
 app.command("report")(report)

@@ -20,19 +20,21 @@ from chronos.flink.submit import CliSubmitter, JobSubmitter, RestSubmitter
 from chronos.jobs.bounded_input import ExperimentInput
 from chronos.jobs.topic_offsets import TopicEndOffsets
 from chronos.k8s.flink_deployment import DeploymentRealizer
-from chronos.model import CheckpointSettings, JobIO, JobSpec, check_bootstrap
+from chronos.model import TERMINAL_STATES, CheckpointSettings, JobIO, JobSpec, check_bootstrap
 from chronos.profiler.input_sample import InputSample
 from chronos.profiler.settings import ProfileSettings
 from chronos.profiler.store import ProfileStore
 from chronos.rates import TraceRate
 from chronos.signals.live import LiveSignals
 from chronos.signals.tune_signals import KafkaJobCollector
+from chronos.stack.cluster_restart import LocalClusterRestarter, PlanFile
 from chronos.stack.faults import KillPythonWorker, KillTaskManager, PauseTaskManager, RestartKafka, resume_taskmanagers
 from chronos.stack.job_records import JobRecord, JobRecordStore
 from chronos.stack.locations import default_cache_dir
 from chronos.stack.profiling_clusters import LocalClusterPool
 from chronos.stack.service_account import ServiceAccount, account_of
 from chronos.stack.state import StackState, load_state
+from chronos.tune.cluster_reconfigure import ClusterReconfigurer
 from chronos.tune.fitting import ModelBook
 from chronos.tune.journal import TuneJournal
 from chronos.tune.retune import Retuner, TunedJob
@@ -274,6 +276,41 @@ def profiling_pool(stack_dir: Path, profile_id: str, state: StackState, slots: i
 
 def job_control(client: FlinkRestClient, stack_dir: Path, path: str = "rest") -> RestJobControl:
     return RestJobControl(client, submitter(path, client, stack_dir), savepoint_dir(stack_dir))
+
+
+def cluster_reconfigurer(client: FlinkRestClient, stack_dir: Path, journal: TuneJournal,
+                         say: Callable[[str], None]) -> ClusterReconfigurer:
+    """The local stack restarted with other recovery settings, its jobs through the journaled Retuner."""
+    records = job_records(stack_dir)
+
+    def replaced(old: TunedJob, new: TunedJob, savepoint: str) -> None:
+        previous = records.get(old.job_id)
+        record_replacement(stack_dir, previous.io if previous is not None else None)(old, new, savepoint)
+
+    def job_of(job_id: str) -> TunedJob | None:
+        record = records.get(job_id)
+        return None if record is None else TunedJob(job_id, record.spec, record.settings)
+
+    retuner = Retuner(job_control(client, stack_dir), journal, on_replaced=replaced)
+    return ClusterReconfigurer(retuner, journal, LocalClusterRestarter(stack_dir, say), PlanFile(stack_dir),
+                               job_of, say)
+
+
+def running_chronos_jobs(client: FlinkRestClient, stack_dir: Path) -> list[TunedJob]:
+    """Every job not in a terminal state, as chronos knows it; one it does not know (no spec to resubmit it
+    from) is refused in one line before anything is touched."""
+    records = job_records(stack_dir)
+    jobs = []
+    for summary in client.jobs():
+        if summary.state in TERMINAL_STATES:
+            continue
+        record = records.get(summary.jid)
+        if record is None:
+            raise InvalidInput(f"job {summary.jid} ({summary.name}) runs here but chronos did not submit or adopt it: "
+                               "its spec is unknown, so it could not be resubmitted; adopt it (`chronos job adopt`) "
+                               "or stop it first")
+        jobs.append(TunedJob(summary.jid, record.spec, record.settings))
+    return jobs
 
 
 def record_replacement(stack_dir: Path, io: JobIO | None) -> Callable[[TunedJob, TunedJob, str], None]:

@@ -25,6 +25,14 @@ class FlinkDistribution:
         return self.home / "conf"
 
     @property
+    def version(self) -> str:
+        """The version of the flink-dist jar in lib/ (what every JobManager and TaskManager of it runs)."""
+        jars = sorted((self.home / "lib").glob("flink-dist-*.jar"))
+        if not jars:
+            raise StackError(f"flink-dist jar not found under {self.home / 'lib'}")
+        return jars[0].name.removeprefix("flink-dist-").removesuffix(".jar")
+
+    @property
     def python_jar(self) -> Path:
         jars = sorted((self.home / "opt").glob("flink-python-*.jar"))
         if not jars:

@@ -25,6 +25,8 @@ class TaskManager(_Reply):
     id: str
     slots_number: int = Field(alias="slotsNumber")
     free_slots: int = Field(alias="freeSlots")
+    # Despite its name, when the resource manager last heard the TaskManager's heartbeat (epoch ms).
+    last_heartbeat_ms: int | None = Field(None, alias="timeSinceLastHeartbeat")
 
 
 class TaskManagers(_Reply):

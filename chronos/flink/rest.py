@@ -37,6 +37,14 @@ _JAR_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*\.jar$")  # Flink's "<uuid>_<f
 _SOURCE_RATE = re.compile(r"^\d+\.Source__.*\.numRecordsOutPerSecond$")
 
 
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def _parse(model: type[R], data: Any, what: str) -> R:
     """A reply as its model, or one line saying which field Flink's reply lacks."""
     try:
@@ -132,6 +140,20 @@ class FlinkRestClient:
 
     def taskmanagers(self) -> tuple[TaskManager, ...]:
         return self._get(TaskManagers, "/taskmanagers").taskmanagers
+
+    def taskmanager_metrics(self, taskmanager_id: str, pattern: re.Pattern[str]) -> dict[str, float]:
+        """The TaskManager's metrics whose ids match `pattern`, with their values (two requests: ids, values)."""
+        path = f"/taskmanagers/{taskmanager_id}/metrics"
+        names = [str(item["id"]) for item in self._request("GET", path) if pattern.fullmatch(str(item["id"]))]
+        if not names:
+            return {}
+        reply = self._request("GET", path, params={"get": ",".join(names)})
+        values = (_parse(Metric, item, f"the metrics of {taskmanager_id}") for item in reply)
+        return {m.id: float(m.value) for m in values if m.value is not None and _is_number(m.value)}
+
+    def jobmanager_config(self) -> dict[str, str]:
+        """The cluster's configuration as the JobManager read it (`key: value`, flattened)."""
+        return {str(item["key"]): str(item["value"]) for item in self._request("GET", "/jobmanager/config")}
 
     # -- jobs -----------------------------------------------------------------------------------
     def jobs(self) -> tuple[JobSummary, ...]:

@@ -11,6 +11,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import httpx
+import psutil
+
 from chronos.errors import StackError
 from chronos.flink.distribution import find_distribution
 from chronos.model import FaultRecord
@@ -45,9 +48,36 @@ def _live_taskmanagers(state: StackState) -> list[ProcessRecord]:
     return live
 
 
-def _live_taskmanager(state: StackState, index: int) -> ProcessRecord:
+def _live_taskmanager(state: StackState, index: int | None) -> ProcessRecord:
+    """The one at `index`, or (None) the one running most of the jobs' tasks: with spare TaskManagers beside
+    it, breaking an idle one would break nothing a job notices."""
     live = _live_taskmanagers(state)
-    return live[index % len(live)]
+    if index is not None or len(live) == 1:
+        return live[(index or 0) % len(live)]
+    busy = _busiest_rpc_port(state.rest_url)
+    for record in live:
+        if busy is not None and busy in _listening_ports(record.pid):
+            return record
+    return live[0]
+
+
+def _busiest_rpc_port(rest_url: str) -> int | None:
+    """The RPC port of the TaskManager with the fewest free slots, off its id (`host:port-suffix`)."""
+    try:
+        reply = httpx.get(f"{rest_url}/taskmanagers", timeout=5.0).json()
+        taskmanagers = sorted(reply.get("taskmanagers", []), key=lambda tm: int(tm.get("freeSlots", 0)))
+        port = str(taskmanagers[0]["id"]).rsplit(":", 1)[1].split("-", 1)[0]
+        return int(port)
+    except (httpx.HTTPError, ValueError, KeyError, IndexError):
+        return None
+
+
+def _listening_ports(pid: int) -> set[int]:
+    try:
+        return {c.laddr.port for c in psutil.Process(pid).net_connections(kind="tcp")
+                if c.status == psutil.CONN_LISTEN}
+    except psutil.Error:
+        return set()
 
 
 def _signal(record: ProcessRecord, sig: signal.Signals, what: str) -> None:
@@ -62,7 +92,7 @@ class KillTaskManager:
     """SIGKILL a TaskManager (a machine loss); with `replace`, start a new one right away, as a
     cluster manager would."""
 
-    def __init__(self, stack_dir: Path, index: int = 0, replace: bool = True,
+    def __init__(self, stack_dir: Path, index: int | None = None, replace: bool = True,
                  wall_ms: Callable[[], int] = _now_ms) -> None:
         self._stack_dir = stack_dir
         self._index = index
@@ -96,7 +126,7 @@ class PauseTaskManager:
     """SIGSTOP a TaskManager for `seconds` (a hung process: only the heartbeat timeout notices), then
     SIGCONT. `inject` returns after resuming; `rollback` resumes it if anything interrupted that."""
 
-    def __init__(self, stack_dir: Path, seconds: float, index: int = 0, sleep: Callable[[float], None] = time.sleep,
+    def __init__(self, stack_dir: Path, seconds: float, index: int | None = None, sleep: Callable[[float], None] = time.sleep,
                  wall_ms: Callable[[], int] = _now_ms) -> None:
         self._stack_dir = stack_dir
         self._seconds = seconds

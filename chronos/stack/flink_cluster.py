@@ -34,6 +34,9 @@ class FlinkClusterSettings:
     python_executable: str = sys.executable
     extra_lib_jars: tuple[Path, ...] = ()
     jvm_opts: str = ""  # added to every JVM of the cluster (StackOptions.jvm_opts)
+    # Checked `key: value` Flink settings laid over ours (chronos.optimizer.recovery_config: the recovery settings).
+    extra_conf: tuple[tuple[str, str], ...] = ()
+    taskmanagers: int = 1  # one the jobs need, and any spare ones kept idle for a restart to land on at once
 
     @property
     def conf_dir(self) -> Path:
@@ -128,7 +131,20 @@ def render_config(base: dict[str, Any], s: FlinkClusterSettings) -> dict[str, An
             }
         },
     }
-    return _deep_merge(base, overlay)
+    return _deep_merge(_deep_merge(base, overlay), _nested(s.extra_conf))
+
+
+def _nested(pairs: tuple[tuple[str, str], ...]) -> dict[str, Any]:
+    """`a.b.c: v` as {a: {b: {c: v}}}, so a setting merges into the same nesting as ours (a flat key beside a
+    nested one would be two values for one key, and which one Flink reads is not ours to guess)."""
+    tree: dict[str, Any] = {}
+    for key, value in pairs:
+        *parents, leaf = key.split(".")
+        node = tree
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = value
+    return tree
 
 
 def write_conf_dir(dist: FlinkDistribution, s: FlinkClusterSettings) -> Path:
@@ -202,10 +218,11 @@ def taskmanager_marks(conf_dir: Path) -> tuple[str, str]:
 
 
 def start_cluster(dist: FlinkDistribution, s: FlinkClusterSettings) -> tuple[ProcessRecord, list[ProcessRecord]]:
-    """Start one JobManager and one TaskManager; return their records (JobManager, TaskManagers)."""
+    """Start one JobManager and `s.taskmanagers` TaskManagers; return their records (JobManager, TaskManagers)."""
     prepare_home(dist, s)
     _run_script(dist, s, "jobmanager.sh", "start")
-    _run_script(dist, s, "taskmanager.sh", "start")
+    for _ in range(s.taskmanagers):
+        _run_script(dist, s, "taskmanager.sh", "start")
     jm = _read_pids(s.pid_dir, JOBMANAGER_DAEMON)
     tms = _read_pids(s.pid_dir, TASKMANAGER_DAEMON)
     if not jm or not tms:

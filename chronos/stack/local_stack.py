@@ -23,7 +23,7 @@ from chronos.stack.artifacts import ensure_artifacts
 from chronos.stack.helpers import live_helpers, stop_all_helpers
 from chronos.stack.ports import free_port_block, free_ports, port_in_use
 from chronos.stack.processes import Check, ProcessRecord, adopt, check, stop
-from chronos.stack.service_account import remove_services_dir, service_account
+from chronos.stack.service_account import account_of, remove_services_dir, service_account
 from chronos.stack.state import STATE_FILE, StackState, UnreadableState, clear_state, load_state, save_state
 
 Report = Callable[[str], None]
@@ -47,6 +47,10 @@ class StackOptions:
     # beside it, e.g. "-XX:TieredStopAtLevel=1": C1-compiled code only, far less JIT work for short runs on a
     # small machine (the test suite's), at the price of peak throughput.
     jvm_opts: str = ""
+    # Checked recovery settings (chronos.optimizer.recovery_config.FlinkSettings.values) laid over the cluster's
+    # config, and TaskManagers kept idle beside the one the jobs need.
+    flink_settings: tuple[tuple[str, str], ...] = ()
+    spare_taskmanagers: int = 0
 
 
 @dataclass(frozen=True)
@@ -88,6 +92,8 @@ def up(options: StackOptions, report: Report = _quiet) -> tuple[StackState, bool
         down(options.stack_dir, report)
     if options.slots < 1:
         raise StackError(f"slots must be at least 1, got {options.slots}")
+    if not 0 <= options.spare_taskmanagers <= 2:
+        raise StackError(f"spare TaskManagers must be 0 to 2 (the reporter's port range), got {options.spare_taskmanagers}")
     _check_port(options.kafka_port, "Kafka")
     _check_port(options.rest_port, "the Flink REST API")
 
@@ -130,15 +136,20 @@ def up(options: StackOptions, report: Report = _quiet) -> tuple[StackState, bool
         settings = flink_cluster.FlinkClusterSettings(
             home=services / "flink", rest_port=rest_port, rpc_port=rpc_port, prometheus_port_base=prom_base,
             account=account, slots=options.slots, extra_lib_jars=(artifacts.connector_jar,), jvm_opts=options.jvm_opts,
+            extra_conf=options.flink_settings, taskmanagers=1 + options.spare_taskmanagers,
         )
-        report(f"starting Flink {options.slots}-slot session cluster, REST on 127.0.0.1:{rest_port}")
+        spare = f" and {options.spare_taskmanagers} spare TaskManager(s)" if options.spare_taskmanagers else ""
+        report(f"starting Flink {options.slots}-slot session cluster{spare}, REST on 127.0.0.1:{rest_port}")
+        for line in (f"{key}: {value}" for key, value in options.flink_settings):
+            report(f"  with {line}")
         jobmanager, taskmanagers = flink_cluster.start_cluster(dist, settings)
         started.extend([jobmanager, *taskmanagers])
         report("waiting for Kafka to answer a metadata request")
         kafka_broker.wait_ready(f"{kafka_host}:{kafka_port}", kafka)
         report("waiting for Flink to register every slot")
         rest_url = f"http://127.0.0.1:{rest_port}"
-        flink_cluster.wait_ready(rest_url, options.slots, [jobmanager, *taskmanagers])
+        flink_cluster.wait_ready(rest_url, options.slots * (1 + options.spare_taskmanagers),
+                                 [jobmanager, *taskmanagers])
     except BaseException:
         # Also what Flink's pid files prove is ours: a start that failed between the script and the record.
         adopted = [found.record for _, found in _flink_daemons(services / "flink") if found.ours]
@@ -153,9 +164,46 @@ def up(options: StackOptions, report: Report = _quiet) -> tuple[StackState, bool
         taskmanagers=tuple(taskmanagers), slots=options.slots, kafka_lib=str(artifacts.kafka_lib),
         connector_jar=str(artifacts.connector_jar), services_dir=str(services),
         service_user=account.name if account.separate else None, kafka_host=kafka_host, jvm_opts=options.jvm_opts,
+        flink_settings=options.flink_settings, spare_taskmanagers=options.spare_taskmanagers,
     )
     save_state(state)
     return state, True
+
+
+def restart_flink(stack_dir: Path, flink_settings: tuple[tuple[str, str], ...], spare_taskmanagers: int,
+                  report: Report = _quiet) -> StackState:
+    """Stop the stack's Flink (JobManager and every TaskManager) and start it again on the same ports and
+    directories with these settings; Kafka and the helpers go on. Jobs do not survive it (a session cluster
+    without HA forgets them): stop them with savepoints first (chronos.tune.cluster_reconfigure does)."""
+    state = load_state(stack_dir)
+    if state is None:
+        raise StackError(f"no stack in {stack_dir}; start one with `chronos stack up`")
+    if not 0 <= spare_taskmanagers <= 2:
+        raise StackError(f"spare TaskManagers must be 0 to 2 (the reporter's port range), got {spare_taskmanagers}")
+    flink_home = state.flink_home
+    named = {name: record for name, record in state.processes().items() if name.startswith("flink")}
+    for name, found in _flink_daemons(flink_home):
+        if found.ours and found.record.pid not in {r.pid for r in named.values()}:
+            named[name + f" (pid {found.record.pid})"] = found.record
+    stale: list[str] = []
+    report("stopping Flink")
+    _stop_named(named, 20, report, stale)
+    for pid_file in (flink_home / "pid").glob("*.pid"):
+        pid_file.unlink()  # Flink's scripts append to them: a dead PID read back would be taken for the new one
+    settings = flink_cluster.FlinkClusterSettings(
+        home=flink_home, rest_port=state.flink_rest_port, rpc_port=state.flink_rpc_port,
+        prometheus_port_base=state.prometheus_port_base, account=account_of(Path(state.services_dir)),
+        slots=state.slots, extra_lib_jars=(Path(state.connector_jar),), jvm_opts=state.jvm_opts,
+        extra_conf=flink_settings, taskmanagers=1 + spare_taskmanagers)
+    spare = f" and {spare_taskmanagers} spare TaskManager(s)" if spare_taskmanagers else ""
+    report(f"starting Flink again{spare}" + "".join(f"\n  with {k}: {v}" for k, v in flink_settings))
+    jobmanager, taskmanagers = flink_cluster.start_cluster(find_distribution(), settings)
+    new = state.model_copy(update={"jobmanager": jobmanager, "taskmanagers": tuple(taskmanagers),
+                                   "flink_settings": flink_settings, "spare_taskmanagers": spare_taskmanagers})
+    save_state(new)  # before waiting: a start that never gets ready is still this stack's to stop
+    report("waiting for Flink to register every slot")
+    flink_cluster.wait_ready(state.rest_url, new.slots_total, [jobmanager, *taskmanagers])
+    return new
 
 
 def down(stack_dir: Path, report: Report = _quiet, purge: bool = False) -> DownReport:
@@ -243,8 +291,8 @@ def _flink_ready(state: StackState) -> tuple[bool, str]:
     except (httpx.HTTPError, ValueError) as exc:
         return False, f"{state.rest_url} does not answer ({type(exc).__name__})"
     slots = int(overview.get("slots-total", 0))
-    ok = slots >= state.slots
-    return ok, f"{state.rest_url}, {slots}/{state.slots} slots, {overview.get('jobs-running', 0)} running jobs"
+    ok = slots >= state.slots_total
+    return ok, f"{state.rest_url}, {slots}/{state.slots_total} slots, {overview.get('jobs-running', 0)} running jobs"
 
 
 def _not_running(found: Check) -> str:

@@ -52,6 +52,14 @@ class StackState(BaseModel):
     service_user: str | None  # None: the services run as chronos's own user
     kafka_host: str = "127.0.0.1"
     jvm_opts: str = ""  # what every JVM of the stack was started with beyond the defaults
+    # The recovery settings the cluster was started with beyond ours (`chronos stack up/reconfigure --set`),
+    # and the TaskManagers kept idle beside the one the jobs need (a restart lands on them at once).
+    flink_settings: tuple[tuple[str, str], ...] = ()
+    spare_taskmanagers: int = 0
+
+    @property
+    def slots_total(self) -> int:
+        return self.slots * (1 + self.spare_taskmanagers)
 
     @property
     def stack_dir_path(self) -> Path:

@@ -113,22 +113,29 @@ class Retuner:
         self._pause_after_savepoint_s = pause_after_savepoint_s  # a window for crash tests; 0 in use
 
     def retune(self, job: TunedJob, to_ms: int, explanation: str) -> RetuneOutcome:
+        start = self._clock()
+        stopped = self.stop(job, to_ms, explanation)
+        if stopped.step == "abandoned":
+            return RetuneOutcome(stopped, job, "abandoned", None)
+        savepoint_s = self._clock() - start
+        if self._pause_after_savepoint_s:
+            self._sleep(self._pause_after_savepoint_s)
+        return replace(self._finish(stopped, job, start), savepoint_s=savepoint_s)
+
+    def stop(self, job: TunedJob, to_ms: int, explanation: str) -> Retune:
+        """The first half of a retune: journaled, stopped with a savepoint, the savepoint journaled (step
+        `savepoint`), or `abandoned` if the stop failed and the job runs on. `resume` finishes it, later or
+        elsewhere: a cluster restarted between the two halves (chronos.tune.cluster_reconfigure) is one such."""
         entry = self._journal.open_retune(job.spec.name, job.job_id, job.settings.interval_ms, to_ms,
                                           self._wall_ms(), explanation)
-        start = self._clock()
         try:
             savepoint = self._control.stop_with_savepoint(job.job_id)
         except ChronosError:
             if self._control.state(job.job_id) not in TERMINAL_STATES:
-                entry = self._journal.advance(entry.retune_id, "abandoned", self._wall_ms(),
-                                              note="the stop failed; the job kept running")
-                return RetuneOutcome(entry, job, "abandoned", None)
+                return self._journal.advance(entry.retune_id, "abandoned", self._wall_ms(),
+                                             note="the stop failed; the job kept running")
             savepoint = self._savepoint_of_stopped(job.job_id)
-        savepoint_s = self._clock() - start
-        entry = self._journal.advance(entry.retune_id, "savepoint", self._wall_ms(), savepoint=savepoint)
-        if self._pause_after_savepoint_s:
-            self._sleep(self._pause_after_savepoint_s)
-        return replace(self._finish(entry, job, start), savepoint_s=savepoint_s)
+        return self._journal.advance(entry.retune_id, "savepoint", self._wall_ms(), savepoint=savepoint)
 
     def restart_stopped(self, job: TunedJob, to_ms: int, savepoint: str, explanation: str) -> RetuneOutcome:
         """A job already stopped with `savepoint` (by `chronos job stop`, or by hand) started again with `to_ms`:
@@ -142,15 +149,21 @@ class Retuner:
     def resume(self, entry: Retune, job: TunedJob) -> RetuneOutcome:
         """Finish (or roll back) a retune a previous tuner left unfinished. `job` is the job it retuned."""
         start = self._clock()
-        if entry.step == "decided":
-            state = self._settled_state(entry.old_job_id)
-            if state not in TERMINAL_STATES:
-                entry = self._journal.advance(entry.retune_id, "abandoned", self._wall_ms(),
-                                              note="found the job still running: the stop never happened")
-                return RetuneOutcome(entry, job, "abandoned", None)
-            entry = self._journal.advance(entry.retune_id, "savepoint", self._wall_ms(),
-                                          savepoint=self._savepoint_of_stopped(entry.old_job_id))
+        entry = self.settle_stop(entry)
+        if entry.step == "abandoned":
+            return RetuneOutcome(entry, job, "abandoned", None)
         return self._finish(entry, job, start)
+
+    def settle_stop(self, entry: Retune) -> Retune:
+        """A retune left at `decided` (its tuner died during the stop) brought to `savepoint` with the savepoint
+        Flink records for the stopped job, or `abandoned` if the job still runs; any other step as it is."""
+        if entry.step != "decided":
+            return entry
+        if self._settled_state(entry.old_job_id) not in TERMINAL_STATES:
+            return self._journal.advance(entry.retune_id, "abandoned", self._wall_ms(),
+                                         note="found the job still running: the stop never happened")
+        return self._journal.advance(entry.retune_id, "savepoint", self._wall_ms(),
+                                     savepoint=self._savepoint_of_stopped(entry.old_job_id))
 
     # -- steps ------------------------------------------------------------------------------------
     def _settled_state(self, job_id: str) -> str:

@@ -37,3 +37,38 @@ def test_a_timeout_below_the_measured_pause_is_refused_with_the_numbers() -> Non
 def test_a_nonsensical_request_is_one_line() -> None:
     with pytest.raises(InvalidInput, match="safety_factor >= 1"):
         propose_detection(PauseEvidence(1.0), DEFAULTS, safety_factor=0.5)
+
+
+def test_pauses_are_read_off_gc_counters_and_heartbeat_times_per_taskmanager() -> None:
+    from chronos.optimizer.detection import PauseSample, evidence_from
+
+    samples = [
+        PauseSample("tm-a", 0, 10, 400, 0), PauseSample("tm-a", 500, 10, 400, 0),
+        PauseSample("tm-a", 1000, 11, 650, 1000),  # one collection of 250 ms
+        PauseSample("tm-a", 1500, 14, 950, 1000),  # three collections, 300 ms in all: <= 300 ms each
+        PauseSample("tm-b", 0, 3, 100, 0), PauseSample("tm-b", 1000, 3, 100, 2400),  # heard 2.4 s apart: 1.4 s late
+        PauseSample("tm-b", 5000, 3, 100, 2400),  # silent 2.6 s at the last sample: 1.6 s late
+    ]
+    evidence = evidence_from(samples, heartbeat_interval_s=1.0)
+    assert evidence.longest_gc_pause_s == 0.3
+    assert evidence.longest_heartbeat_delay_s == 1.6 and evidence.longest_s == 1.6
+    assert evidence_from([], 1.0) == PauseEvidence(0.0, 0.0)
+
+
+def test_the_proposal_shows_each_settings_predicted_effect_and_cost() -> None:
+    from chronos.optimizer.phase_model import RecoveryConditions
+    from chronos.optimizer.recovery_proposal import propose_recovery
+
+    current = RecoverySettings(restart_delay_s=2.0)
+    proposal = propose_recovery(current, PauseEvidence(0.2, 0.5), RecoveryConditions("kill", 0, 1, 0, 0),
+                                spare_allowed=True, taskmanager_memory="1536m")
+    assert proposal.proposed == RecoverySettings(1.0, 5.0, 2, 0.5, spare_slots=True)
+    assert [c.what for c in proposal.changes] == ["heartbeat", "restart delay", "spare TaskManager"]
+    assert "1536m of memory" in proposal.changes[2].cost and "fails the job over" in proposal.changes[0].cost
+    kill, pause = proposal.forecasts
+    assert kill.proposed.detect_s < kill.now.detect_s and kill.proposed.reschedule_s < kill.now.reschedule_s
+    assert pause.proposed.detect_s == 5.5 and pause.now.detect_s == 50.5, "a hung TaskManager only at the timeout"
+    assert proposal.model == "prior"
+    held_back = propose_recovery(current, PauseEvidence(4.0), RecoveryConditions("kill", 0, 1, 0, 0),
+                                 spare_allowed=False, taskmanager_memory="1536m")
+    assert held_back.proposed.heartbeat_timeout_s == 12.0 and not held_back.proposed.spare_slots

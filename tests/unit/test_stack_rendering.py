@@ -36,6 +36,16 @@ def test_the_stacks_jvm_options_go_to_every_flink_jvm_beside_the_wheels(tmp_path
     assert opts == f"--add-opens=java.base/java.lang=ALL-UNNAMED -XX:TieredStopAtLevel=1 -Djava.io.tmpdir={tmp_path}/tmp"
 
 
+def test_recovery_settings_merge_into_the_same_nesting_as_ours_and_win(tmp_path: Path) -> None:
+    settings = FlinkClusterSettings(home=tmp_path, rest_port=18081, rpc_port=16123, prometheus_port_base=19249,
+                                    account=service_account(), extra_conf=(("heartbeat.timeout", "5000 ms"),
+                                                                           ("restart-strategy.fixed-delay.delay", "500 ms")))
+    config = render_config({"heartbeat": {"interval": "10 s"}}, settings)
+    assert config["heartbeat"] == {"interval": "10 s", "timeout": "5000 ms"}
+    assert config["restart-strategy"] == {"type": "fixed-delay", "fixed-delay": {"attempts": 1000, "delay": "500 ms"}}
+    assert not any("." in key for key in config), "no flat key beside a nested one"
+
+
 def test_kafka_broker_is_a_single_kraft_node_fit_for_transactions(tmp_path: Path) -> None:
     props = dict(line.split("=", 1) for line in render_server_properties(9092, 9093, tmp_path, 2).splitlines())
     assert props["process.roles"] == "broker,controller"

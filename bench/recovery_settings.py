@@ -1,0 +1,191 @@
+"""Recovery per phase after a worst-case TaskManager kill, at Flink's defaults and at the settings chronos proposes
+(`chronos recommend`: heartbeats from the measured pauses, a shorter restart delay, a spare TaskManager), paired on
+one stack and one job (issue 18); then the pauses: how many false failovers each arm's timeout allows.
+
+    .venv/bin/python bench/recovery_settings.py [--rate 2000] [--interval 5] [--kills 5] [--warmup 20]
+
+Both arms run the demo job under `--rate` events/s from a separate `chronos load run` process; each kill is fired
+`--before` s before the next checkpoint (the worst case) and measured by `chronos.chaos.measure_recovery`:
+detection (the job leaves RUNNING), every task RUNNING again, back in the steady-state band (the goal: <= 12 s mean
+over >= 5 kills). The arms switch by `chronos stack reconfigure` (the job stopped with a savepoint and resubmitted).
+Writes bench/results/recovery_settings.json as it goes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import psutil
+from rich.console import Console
+from rich.table import Table
+
+from chronos.chaos.measure import measure_recovery
+from chronos.chaos.timing import WorstCase
+from chronos.flink.distribution import find_distribution
+from chronos.flink.rest import FlinkRestClient
+from chronos.flink.submit import RestSubmitter
+from chronos.jobs.demo import DemoSettings, demo_spec
+from chronos.jobs.topics import ensure_topics
+from chronos.model import CheckpointSettings
+from chronos.signals.live import LiveSignals
+from chronos.signals.taskmanager_pauses import watch_pauses
+from chronos.stack.faults import KillTaskManager, PauseTaskManager
+from chronos.stack.helpers import start_helper, stop_helper
+from chronos.stack.job_records import JobRecord, JobRecordStore
+from chronos.stack.local_stack import StackOptions, down, up
+from chronos.stack.locations import default_cache_dir
+from chronos.stack.state import StackState, load_state
+
+CACHE = default_cache_dir()
+RESULTS = Path(__file__).parent / "results"
+console = Console(stderr=True)
+PROPOSED = ["--set", "heartbeat.interval=1s", "--set", "heartbeat.timeout=5s",
+            "--set", "restart-strategy.fixed-delay.delay=500ms", "--spare-taskmanagers", "1"]
+
+
+def cli(*args: str, timeout: float = 600) -> dict[str, Any]:
+    done = subprocess.run([sys.executable, "-m", "chronos.cli.main", *args, "--json"], capture_output=True, text=True,
+                          timeout=timeout, stdin=subprocess.DEVNULL)
+    if done.returncode != 0:
+        raise RuntimeError(f"chronos {' '.join(args)}: {done.stderr.strip()[-500:]}")
+    return dict(json.loads(done.stdout))
+
+
+def phases(m: dict[str, Any]) -> dict[str, float | None]:
+    at = m["fault"]["injected_wall_ms"]
+
+    def since(key: str) -> float | None:
+        return None if m[key] is None else (m[key] - at) / 1000
+
+    return {"detect_s": since("detected_ms"), "running_s": since("running_ms"), "back_in_band_s": m["recovery_s"]}
+
+
+def kills(state: StackState, client: FlinkRestClient, job: str, settings: DemoSettings, arm: str,
+          args: argparse.Namespace) -> list[dict[str, Any]]:
+    signals = LiveSignals(client, job, settings.name, state.bootstrap, settings.input_topic, settings.output_topic,
+                          state.prometheus_urls)
+    rows = []
+    try:
+        for i in range(args.kills):
+            m = measure_recovery(signals, KillTaskManager(state.stack_dir_path), WorstCase(before_s=args.before),
+                                 warmup_s=args.warmup, hold_s=args.hold, timeout_s=args.timeout)
+            row = {"arm": arm, "kill": i + 1, **phases(asdict(m)), "measurement": asdict(m)}
+            rows.append(row)
+            console.print(f"{arm} kill {i + 1}: detect {row['detect_s']} s, all running {row['running_s']} s, "
+                          f"back in band {row['back_in_band_s']} s")
+    finally:
+        signals.close()
+    return rows
+
+
+def pauses(state: StackState, client: FlinkRestClient, job: str, arm: str, timeout_s: float) -> dict[str, Any]:
+    """Pauses of 3x the longest measured, five times: each that fails the job over is a false failover."""
+    evidence, samples = watch_pauses(client, 20, 1.0)
+    pause_s = max(3 * evidence.longest_s, 1.0)
+    false = 0
+    for _ in range(5):
+        before = len(client.exceptions(job).exception_history.entries)
+        PauseTaskManager(state.stack_dir_path, seconds=pause_s).inject()
+        time.sleep(timeout_s + 2)
+        false += len(client.exceptions(job).exception_history.entries) > before
+        deadline = time.monotonic() + 120
+        while not client.job(job).all_running and time.monotonic() < deadline:
+            time.sleep(1)
+    console.print(f"{arm}: 5 pauses of {pause_s:.2f} s (3x the longest measured, {evidence.longest_s} s): "
+                  f"{false} failed the job over")
+    return {"arm": arm, "evidence": asdict(evidence), "samples": samples, "pause_s": pause_s, "pauses": 5,
+            "false_failovers": false}
+
+
+def current_job(client: FlinkRestClient, name: str) -> str:
+    return next(j.jid for j in client.jobs() if j.name == name and j.state == "RUNNING")
+
+
+def summary(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, float | int | None]]:
+    out: dict[str, dict[str, float | int | None]] = {}
+    for arm in dict.fromkeys(r["arm"] for r in rows):
+        mine = [r for r in rows if r["arm"] == arm]
+        out[arm] = {"kills": len(mine), "not_recovered": sum(r["back_in_band_s"] is None for r in mine)}
+        for key in ("detect_s", "running_s", "back_in_band_s"):
+            values = [r[key] for r in mine if r[key] is not None]
+            out[arm][f"{key}_mean"] = round(statistics.mean(values), 2) if values else None
+            out[arm][f"{key}_max"] = round(max(values), 2) if values else None
+    return out
+
+
+def main(argv: Sequence[str]) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--rate", type=float, default=2000)
+    parser.add_argument("--interval", type=float, default=5.0)
+    parser.add_argument("--kills", type=int, default=5)
+    parser.add_argument("--before", type=float, default=1.0)
+    parser.add_argument("--warmup", type=float, default=20.0)
+    parser.add_argument("--hold", type=float, default=10.0)
+    parser.add_argument("--timeout", type=float, default=180.0)
+    args = parser.parse_args(argv)
+    RESULTS.mkdir(exist_ok=True)
+    raw = RESULTS / "recovery_settings.json"
+    started = time.strftime("%Y-%m-%d %H:%M")
+    rows: list[dict[str, Any]] = []
+    pause_rows: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        state, _ = up(StackOptions(Path(tmp), CACHE))
+        sd = ["--stack-dir", state.stack_dir]
+        try:
+            suffix = uuid.uuid4().hex[:6]
+            settings = DemoSettings(bootstrap=state.bootstrap, input_topic=f"in-{suffix}", output_topic=f"out-{suffix}",
+                                    group_id=f"g-{suffix}", name=f"phases-{suffix}", parallelism=2)
+            ensure_topics(state.bootstrap, [settings.input_topic, settings.output_topic], partitions=2)
+            spec, checkpoints = demo_spec(settings), CheckpointSettings(int(args.interval * 1000))
+            start_helper(state.stack_dir_path, "phases-load", ["load", "run", "--rate", str(args.rate), "--workers",
+                                                               "1", "--topic", settings.input_topic, "--duration",
+                                                               "7200", "--stack-dir", state.stack_dir])
+            with FlinkRestClient(state.rest_url) as client:
+                job = RestSubmitter(client, find_distribution().python_jar).submit(spec, checkpoints)
+                JobRecordStore(state.stack_dir_path / "jobs").save(JobRecord(job, spec, checkpoints))  # resubmittable
+                client.wait_until_running(job, 120)
+                time.sleep(args.interval * 2 + 5)
+                for arm, reconfigure in (("flink defaults", None), ("chronos proposed", PROPOSED)):
+                    if reconfigure is not None:
+                        cli("stack", "reconfigure", *reconfigure, *sd)
+                        job = current_job(client, settings.name)
+                        time.sleep(args.interval * 2 + 5)
+                    rows += kills(state, client, job, settings, arm, args)
+                    job = current_job(client, settings.name)
+                    now = load_state(state.stack_dir_path)
+                    timeout = 5.0 if now is not None and now.flink_settings else 50.0
+                    if timeout < 10:  # at the defaults a pause of seconds never reaches the 50 s timeout
+                        pause_rows.append(pauses(state, client, job, arm, timeout))
+                    memory = sum(psutil.Process(tm.pid).memory_info().rss for tm in (now.taskmanagers if now else ()))
+                    raw.write_text(json.dumps({
+                        "date": started, "machine": "2 cores, 24 GiB", "settings": vars(args),
+                        "summary": summary(rows), "pauses": pause_rows,
+                        "taskmanager_rss_mib": {arm: round(memory / 2**20)}, "rows": rows}, indent=1) + "\n")
+        finally:
+            stop_helper(state.stack_dir_path, "phases-load")
+            down(Path(tmp), purge=True)
+    table = Table("arm", "kills", "not recovered", "detect s (mean/max)", "all running s (mean/max)",
+                  "back in band s (mean/max)", title=f"worst-case TaskManager kills at {args.rate:g} ev/s")
+    for arm, s in summary(rows).items():
+        table.add_row(arm, str(s["kills"]), str(s["not_recovered"]), f"{s['detect_s_mean']} / {s['detect_s_max']}",
+                      f"{s['running_s_mean']} / {s['running_s_max']}",
+                      f"{s['back_in_band_s_mean']} / {s['back_in_band_s_max']}")
+    Console().print(table)
+    console.print(f"wrote {raw}")
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    main(sys.argv[1:])

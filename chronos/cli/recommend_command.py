@@ -1,0 +1,138 @@
+"""`chronos recommend`: the recovery settings (heartbeats, restart delay, a spare TaskManager) chronos proposes for
+a cluster, from the pauses measured on its TaskManagers, with the predicted effect per recovery phase, the cost of
+each, and the Flink config lines; `--apply` puts them in force on the local stack (`chronos stack reconfigure`)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from chronos.cli.common import AsJson, RestUrl, StackDir, err, out, print_json, stack_dir_of
+from chronos.model import ClusterShape
+
+if TYPE_CHECKING:
+    from chronos.optimizer.recovery_proposal import RecoveryProposal
+
+
+def recommend(
+    watch: Annotated[str, typer.Option(help="How long to measure the TaskManagers' GC pauses and heartbeat "
+                                            "delays before proposing.")] = "30s",
+    safety_factor: Annotated[float, typer.Option(help="The heartbeat timeout stays above this many times the "
+                                                      "longest pause measured.")] = 3.0,
+    min_timeout: Annotated[str, typer.Option(help="Never propose a heartbeat timeout shorter.")] = "5s",
+    spare: Annotated[bool, typer.Option(help="Propose a spare TaskManager (memory and cores for a faster "
+                                             "restart).")] = True,
+    apply: Annotated[bool, typer.Option(help="Put the proposal in force on the local stack: Flink restarted with "
+                                             "it, running jobs stopped with savepoints and resubmitted.")] = False,
+    stack_dir: StackDir = None,
+    rest_url: RestUrl = None,
+    as_json: AsJson = False,
+) -> None:
+    """Propose the settings that shorten recovery beyond the checkpoint interval: detection, rescheduling."""
+    from chronos.cli import wiring
+    from chronos.errors import InvalidInput
+    from chronos.flink.rest import FlinkRestClient
+    from chronos.model import parse_interval_ms
+    from chronos.optimizer.phase_model import RecoveryConditions
+    from chronos.optimizer.recovery_config import FlinkSettings, parse_version, recovery_settings, settings_config
+    from chronos.optimizer.recovery_proposal import propose_recovery
+    from chronos.signals.taskmanager_pauses import watch_pauses
+    from chronos.stack.state import load_state
+
+    sd = stack_dir_of(stack_dir)
+    if apply and rest_url:
+        raise InvalidInput("--apply restarts the local stack's Flink; for another cluster, put the printed lines in "
+                           "its configuration (on Kubernetes: the FlinkDeployment's flinkConfiguration)")
+    watch_s = parse_interval_ms(watch) / 1000
+    state = None if rest_url else load_state(sd)
+    with FlinkRestClient(wiring.rest_url(sd, rest_url)) as client:
+        version = parse_version(client.overview().flink_version)
+        config = client.jobmanager_config()
+        spare_now = state.spare_taskmanagers if state is not None else 0
+        current = recovery_settings(config, spare_now)
+        with Progress(TextColumn("measuring pauses on the TaskManagers"), BarColumn(), TimeRemainingColumn(),
+                      console=err, transient=True, disable=as_json) as bar:
+            task = bar.add_task("watch", total=watch_s)
+            evidence, samples = watch_pauses(client, watch_s, current.heartbeat_interval_s,
+                                             progress=lambda done: bar.update(task, completed=done))
+    if samples == 0:
+        raise InvalidInput("no TaskManager answered while measuring pauses: is a TaskManager registered?")
+    proposal = propose_recovery(
+        current, evidence, RecoveryConditions("kill", 0.0, 1.0, 0.0, 0.0), spare_allowed=spare and state is not None,
+        taskmanager_memory=config.get("taskmanager.memory.process.size", "a TaskManager's"),
+        safety_factor=safety_factor, min_timeout_s=parse_interval_ms(min_timeout) / 1000)
+    lines = settings_config(proposal.proposed, version)
+    if spare and state is None:
+        lines = lines.merged(FlinkSettings(version, (("slotmanager.redundant-taskmanager-num", "1"),)))
+    if as_json:
+        _say_json(proposal, lines.lines(), samples)
+    else:
+        _say(proposal, lines.lines(), samples, state is not None)
+    if apply:
+        assert state is not None
+        current_settings = dict(state.flink_settings)
+        target = ClusterShape(tuple({**current_settings, **lines.as_dict()}.items()),
+                              max(state.spare_taskmanagers, proposal.spare_taskmanagers))
+        _apply(sd, target, as_json)
+
+
+def _say(proposal: RecoveryProposal, lines: list[str], samples: int, local: bool) -> None:
+    e = proposal.evidence
+    out.print(f"measured on the TaskManagers ({samples} samples): longest GC pause <= {e.longest_gc_pause_s:g} s, "
+              f"longest heartbeat delay {e.longest_heartbeat_delay_s:g} s -> timeout floor "
+              f"{proposal.timeout_floor_s:g} s")
+    table = Table("setting", "now", "proposed", "why", "cost / risk")
+    for change in proposal.changes:
+        table.add_row(change.what, change.now, change.proposed, change.why, change.cost)
+    out.print(table)
+    phases = Table("fault", "phase", "now (s)", "proposed (s)")
+    for forecast in proposal.forecasts:
+        for name in ("detect_s", "reschedule_s", "restore_s"):
+            phases.add_row(forecast.fault, name.removesuffix("_s"), f"{getattr(forecast.now, name):.1f}",
+                           f"{getattr(forecast.proposed, name):.1f}")
+    out.print(phases)
+    model = ("the phase model's prior (no recovery measured in phases yet)" if proposal.model == "prior"
+             else "the phase model fitted on the recoveries measured")
+    out.print(f"[dim]predicted by {model}; catch-up comes on top and depends on the load[/]")
+    out.print("Flink config lines:")
+    for line in lines:
+        out.print(f"  {line}")
+    if proposal.spare_taskmanagers and local:
+        out.print("  (and 1 spare TaskManager: `chronos stack reconfigure --spare-taskmanagers 1`, or --apply)")
+
+
+def _say_json(proposal: RecoveryProposal, lines: list[str], samples: int) -> None:
+    from dataclasses import asdict
+
+    print_json({"samples": samples, "evidence": asdict(proposal.evidence), "timeout_floor_s": proposal.timeout_floor_s,
+                "model": proposal.model, "current": asdict(proposal.current), "proposed": asdict(proposal.proposed),
+                "spare_taskmanagers": proposal.spare_taskmanagers, "changes": [asdict(c) for c in proposal.changes],
+                "forecasts": [{"fault": f.fault, "now": asdict(f.now), "proposed": asdict(f.proposed)}
+                              for f in proposal.forecasts],
+                "flink_config": lines})
+
+
+def _apply(sd: Path, target: ClusterShape, as_json: bool) -> None:
+    from chronos.cli import wiring
+    from chronos.tune.journal import TuneJournal
+
+    journal = TuneJournal(sd / "profiles.db")
+    start = time.monotonic()
+    try:
+        with wiring.flink_client(sd, None) as client:
+            reconfigurer = wiring.cluster_reconfigurer(
+                client, sd, journal, lambda line: err.print(f"[dim]{time.monotonic() - start:5.1f} s[/] {line}",
+                                                            highlight=False))
+            jobs = wiring.running_chronos_jobs(client, sd)
+            outcome = reconfigurer.reconfigure(target, jobs)
+    finally:
+        journal.close()
+    if not as_json:
+        out.print(f"[bold green]applied[/] in {time.monotonic() - start:.1f} s; jobs: "
+                  + (", ".join(f"{o.entry.old_job_id} -> {o.job.job_id} ({o.outcome})" for o in outcome.jobs)
+                     or "none"))

@@ -1,0 +1,97 @@
+"""What chronos proposes for the settings that decide how fast a failure is found and rescheduled, each with
+what the phase model predicts it saves and what it costs, so an operator sees the trade before applying it.
+
+- detection: the heartbeat settings (chronos.optimizer.detection), never below what a measured pause allows;
+- rescheduling: the restart delay (shorter, but not zero: a job failing on an external system would otherwise
+  restart in a tight loop), and a spare TaskManager, so the restart lands on idle slots instead of waiting for
+  a replacement to start and register (it costs a TaskManager's memory and its JVM's share of the cores).
+Until recoveries with phases are measured, the phase model's parameters are `PRIOR` (said in the output).
+Pure: values in, values out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from chronos.optimizer.detection import PauseEvidence, propose_detection
+from chronos.optimizer.phase_model import (
+    Fault,
+    PhaseModel,
+    PhaseParameters,
+    Phases,
+    RecoveryConditions,
+    RecoverySettings,
+)
+
+# Before any recovery is measured in phases: detection as its bound (the failed heartbeat RPCs or the timeout,
+# plus half a second), rescheduling a second plus the restart delay plus ~8 s for a replacement TaskManager to
+# start and register (the recovery sweep on the 2-core machine: all RUNNING 18.8-30.4 s after a kill at the
+# default heartbeats), restore a second plus 10 s per GiB, catch-up at exactly the spare throughput.
+PRIOR = PhaseModel(PhaseParameters(detect_base_s=0.5, detect_per_bound=1.0, reschedule_base_s=1.0,
+                                   reschedule_per_delay=1.0, replacement_s=8.0, restore_base_s=1.0,
+                                   restore_s_per_gib=10.0, catchup_factor=1.0), observations=0, held_out_mape=None)
+
+
+@dataclass(frozen=True)
+class FaultForecast:
+    fault: Fault
+    now: Phases
+    proposed: Phases
+
+
+@dataclass(frozen=True)
+class SettingChange:
+    what: str
+    now: str
+    proposed: str
+    why: str
+    cost: str
+
+
+@dataclass(frozen=True)
+class RecoveryProposal:
+    current: RecoverySettings
+    proposed: RecoverySettings
+    spare_taskmanagers: int
+    evidence: PauseEvidence
+    timeout_floor_s: float
+    changes: tuple[SettingChange, ...]
+    forecasts: tuple[FaultForecast, ...]
+    model: Literal["prior", "fitted"]
+
+
+def propose_recovery(current: RecoverySettings, evidence: PauseEvidence, conditions: RecoveryConditions, *,
+                     spare_allowed: bool, taskmanager_memory: str, model: PhaseModel | None = None,
+                     safety_factor: float = 3.0, min_timeout_s: float = 5.0,
+                     min_restart_delay_s: float = 0.5) -> RecoveryProposal:
+    detection = propose_detection(evidence, current, safety_factor=safety_factor, min_timeout_s=min_timeout_s)
+    proposed = detection.settings
+    changes = [SettingChange(
+        "heartbeat", f"every {current.heartbeat_interval_s:g} s, timeout {current.heartbeat_timeout_s:g} s, "
+        f"{current.rpc_failure_threshold} failed RPCs",
+        f"every {proposed.heartbeat_interval_s:g} s, timeout {proposed.heartbeat_timeout_s:g} s, "
+        f"{proposed.rpc_failure_threshold} failed RPCs", detection.reason,
+        f"a pause over {proposed.heartbeat_timeout_s:g} s fails the job over (longest measured "
+        f"{evidence.longest_s:g} s: GC {evidence.longest_gc_pause_s:g} s, heartbeat delay "
+        f"{evidence.longest_heartbeat_delay_s:g} s); {current.heartbeat_interval_s / proposed.heartbeat_interval_s:.0f}x "
+        "the heartbeat messages (tiny)")]
+    delay = min(current.restart_delay_s, max(min_restart_delay_s, 0.0))
+    if delay < current.restart_delay_s:
+        proposed = replace(proposed, restart_delay_s=delay)
+        changes.append(SettingChange("restart delay", f"{current.restart_delay_s:g} s", f"{delay:g} s",
+                                     "the wait before every restart is recovery time",
+                                     "a job failing on an outside system retries that much sooner"))
+    spare = 1 if spare_allowed and not current.spare_slots else 0
+    if spare:
+        proposed = replace(proposed, spare_slots=True)
+        changes.append(SettingChange("spare TaskManager", "none", "1",
+                                     "a restart lands on its idle slots instead of waiting for a replacement "
+                                     "TaskManager to start and register",
+                                     f"{taskmanager_memory} of memory and a JVM's share of the cores, idle"))
+    used = model or PRIOR
+    forecasts = tuple(FaultForecast(fault, used.predict(current, replace(conditions, fault=fault)),
+                                    used.predict(proposed, replace(conditions, fault=fault)))
+                      for fault in ("kill", "pause"))
+    return RecoveryProposal(current, proposed, spare, evidence, detection.timeout_floor_s, tuple(changes), forecasts,
+                            "prior" if model is None else "fitted")

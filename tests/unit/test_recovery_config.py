@@ -1,0 +1,68 @@
+"""The recovery settings chronos applies: checked against the Flink version that reads them (one line naming a
+key it does not know), values in Flink's own syntax, and read back as what the phase model reasons with."""
+
+from __future__ import annotations
+
+import pytest
+
+from chronos.errors import InvalidInput
+from chronos.optimizer.phase_model import RecoverySettings
+from chronos.optimizer.recovery_config import (
+    duration_s,
+    parse_assignments,
+    parse_version,
+    recovery_settings,
+    settings_config,
+)
+
+FLINK_2_3 = (2, 3)
+
+
+def test_settings_are_checked_and_kept_in_order_with_the_last_value_of_a_key_winning() -> None:
+    checked = parse_assignments(["heartbeat.timeout=5 s", "heartbeat.interval: 1s", "heartbeat.timeout=6s",
+                                 "execution.state-recovery.from-local=TRUE"], FLINK_2_3)
+    assert checked.values == (("heartbeat.timeout", "6s"), ("heartbeat.interval", "1s"),
+                              ("execution.state-recovery.from-local", "true"))
+    assert checked.lines()[0] == "heartbeat.timeout: 6s"
+    assert checked.of_scope("job").as_dict() == {"execution.state-recovery.from-local": "true"}
+
+
+@pytest.mark.parametrize(("text", "says"), [
+    ("heartbeat.timout=5s", "unknown setting 'heartbeat.timout'"),
+    ("state.backend.local-recovery=true", "Flink 2.3 does not know the setting 'state.backend.local-recovery' "
+                                          "(gone in 2.0; it is 'execution.state-recovery.from-local' now)"),
+    ("heartbeat.timeout=5 fortnights", "heartbeat.timeout: '5 fortnights' is not a Flink duration"),
+    ("heartbeat.timeout=0s", "must be longer than 0"),
+    ("heartbeat.rpc-failure-threshold=two", "is not a whole number"),
+    ("restart-strategy.type=sometimes", "is not one of fixed-delay"),
+    ("heartbeat.timeout", "expected key=value"),
+])
+def test_a_setting_flink_would_ignore_or_choke_on_is_refused_in_one_line_naming_it(text: str, says: str) -> None:
+    with pytest.raises(InvalidInput) as caught:
+        parse_assignments([text], FLINK_2_3)
+    assert says in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_an_older_flink_is_told_apart_from_a_newer_one() -> None:
+    assert parse_assignments(["state.backend.local-recovery=true"], (1, 20)).values
+    with pytest.raises(InvalidInput, match=r"Flink 1\.20 does not know the setting 'execution\.state-recovery"):
+        parse_assignments(["execution.state-recovery.from-local=true"], (1, 20))
+    with pytest.raises(InvalidInput, match=r"came in 1\.14"):
+        parse_assignments(["heartbeat.rpc-failure-threshold=2"], (1, 13))
+    assert parse_version("2.3.0") == (2, 3) and parse_version("1.20-SNAPSHOT") == (1, 20)
+
+
+@pytest.mark.parametrize(("text", "seconds"), [("500", 0.5), ("500 ms", 0.5), ("5s", 5.0), ("5 s", 5.0),
+                                               ("2 min", 120.0), ("1h", 3600.0)])
+def test_durations_read_as_flink_reads_them(text: str, seconds: float) -> None:
+    assert duration_s("k", text) == seconds
+
+
+def test_the_config_in_force_is_read_back_as_the_phase_models_settings_and_written_again() -> None:
+    config = {"heartbeat.interval": "1 s", "heartbeat.timeout": "5 s", "heartbeat.rpc-failure-threshold": "3",
+              "restart-strategy.fixed-delay.delay": "500 ms"}
+    settings = recovery_settings(config, spare_taskmanagers=1)
+    assert settings == RecoverySettings(1.0, 5.0, 3, 0.5, spare_slots=True)
+    assert recovery_settings({}) == RecoverySettings(), "what is not set keeps Flink's defaults"
+    assert recovery_settings({"slotmanager.redundant-taskmanager-num": "1"}).spare_slots
+    assert recovery_settings(settings_config(settings, FLINK_2_3).as_dict(), 1) == settings
