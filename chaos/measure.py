@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from chronos.chaos.faults import FaultInjector
+from chronos.chaos.catch_up import explain_catch_up
 from chronos.chaos.recovery import analyse_recovery
 from chronos.chaos.steady_state import learn_steady_state
 from chronos.chaos.timing import FiringStrategy
@@ -35,6 +36,7 @@ def measure_recovery(
     wall_ms: Callable[[], int] = wall_ms,
     sleep: Callable[[float], None] = time.sleep,
     on_sample: Callable[[SignalSample], None] = lambda s: None,
+    settings_in_force: tuple[tuple[str, str], ...] = (),
 ) -> RecoveryMeasurement:
     before: list[SignalSample] = []
     start = wall_ms()
@@ -73,6 +75,7 @@ def measure_recovery(
     finally:
         fault.rollback()
     last = history.completed[-1] if history.completed else None
+    catch_up = explain_catch_up(after, phases.running_ms, phases.recovered_ms)
     return RecoveryMeasurement(
         fault=record,
         interval_ms=history.interval_ms,
@@ -85,4 +88,9 @@ def measure_recovery(
         records_reprocessed=replay,
         checkpoint_age_at_fault_ms=record.injected_wall_ms - last.trigger_ms if last else None,
         restored_checkpoint_id=signals.restored_checkpoint_id(),
+        backlog_at_restart=catch_up.backlog,
+        catch_up_input_rate=catch_up.input_rate,
+        capacity=catch_up.capacity,
+        drain_rate=catch_up.drain_rate,
+        settings_in_force=settings_in_force,
     )

@@ -254,6 +254,14 @@ class RecoveryMeasurement:
     records_reprocessed: int | None
     checkpoint_age_at_fault_ms: int | None
     restored_checkpoint_id: int | None
+    # What explains the catch-up (chronos.chaos.catch_up): the backlog when every task ran again, the input rate
+    # and the throughput the job drained it with (its capacity), the rate the backlog shrank at.
+    backlog_at_restart: float | None = None
+    catch_up_input_rate: float | None = None
+    capacity: float | None = None
+    drain_rate: float | None = None
+    # The recovery settings in force (heartbeats, restart strategy; `key`, `value`) and spare TaskManagers.
+    settings_in_force: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

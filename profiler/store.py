@@ -8,6 +8,7 @@ prefixed, so the same file can also hold the Optuna study (its own tables) that 
 
 from __future__ import annotations
 
+import json
 from dataclasses import astuple
 from pathlib import Path
 from typing import Any
@@ -61,8 +62,25 @@ MIGRATIONS: tuple[str, ...] = (
         window_s REAL NOT NULL, data BLOB NOT NULL
     );
     """,
+    # version 3: what explains each recovery's catch-up, and the recovery settings it was measured at
+    """
+    ALTER TABLE chronos_recoveries ADD COLUMN backlog_at_restart REAL;
+    ALTER TABLE chronos_recoveries ADD COLUMN catch_up_input_rate REAL;
+    ALTER TABLE chronos_recoveries ADD COLUMN capacity REAL;
+    ALTER TABLE chronos_recoveries ADD COLUMN drain_rate REAL;
+    ALTER TABLE chronos_recoveries ADD COLUMN settings_in_force TEXT NOT NULL DEFAULT '[]';
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def _recovery(r: Any) -> RecoveryMeasurement:
+    return RecoveryMeasurement(
+        fault=FaultRecord(*r[2:7]), interval_ms=r[7], strategy=r[8], detected_ms=r[9], running_ms=r[10],
+        recovered_ms=r[11], recovery_s=r[12], peak_lag=r[13], records_reprocessed=r[14],
+        checkpoint_age_at_fault_ms=r[15], restored_checkpoint_id=r[16], backlog_at_restart=r[17],
+        catch_up_input_rate=r[18], capacity=r[19], drain_rate=r[20],
+        settings_in_force=tuple((str(k), str(v)) for k, v in json.loads(r[21])))
 
 
 class ProfileStore:
@@ -121,10 +139,12 @@ class ProfileStore:
             if run.steady is not None:
                 db.execute("INSERT INTO chronos_steady_state VALUES (?,?,?,?,?,?,?,?)", (run.run_id, *astuple(run.steady)))
             for seq, m in enumerate(run.recoveries):
-                db.execute("INSERT INTO chronos_recoveries VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                db.execute("INSERT INTO chronos_recoveries VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                            (run.run_id, seq, *astuple(m.fault), m.interval_ms, m.strategy, m.detected_ms,
                             m.running_ms, m.recovered_ms, m.recovery_s, m.peak_lag, m.records_reprocessed,
-                            m.checkpoint_age_at_fault_ms, m.restored_checkpoint_id))
+                            m.checkpoint_age_at_fault_ms, m.restored_checkpoint_id, m.backlog_at_restart,
+                            m.catch_up_input_rate, m.capacity, m.drain_rate,
+                            json.dumps([list(kv) for kv in m.settings_in_force])))
             db.executemany("INSERT INTO chronos_samples VALUES (?,?,?,?,?,?)",
                            [(run.run_id, s.at_ms, int(s.running), s.throughput, s.lag, s.p99_ms) for s in run.samples])
 
@@ -137,10 +157,8 @@ class ProfileStore:
     def _run(self, row: Any, with_samples: bool) -> ProfileRun:
         run_id = str(row[0])
         steady_row = self._db.execute("SELECT * FROM chronos_steady_state WHERE run_id=?", (run_id,)).fetchone()
-        recoveries = tuple(
-            RecoveryMeasurement(FaultRecord(*r[2:7]), r[7], r[8], *r[9:])
-            for r in self._db.execute("SELECT * FROM chronos_recoveries WHERE run_id=? ORDER BY seq", (run_id,))
-        )
+        recoveries = tuple(_recovery(r) for r in self._db.execute(
+            "SELECT * FROM chronos_recoveries WHERE run_id=? ORDER BY seq", (run_id,)))
         samples: tuple[SignalSample, ...] = ()
         if with_samples:
             samples = tuple(SignalSample(r[0], bool(r[1]), r[2], r[3], r[4]) for r in self._db.execute(

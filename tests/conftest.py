@@ -92,10 +92,18 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(RealStackProgress(config), "chronos-real-stack-progress")
 
 
+# The suite's stacks find a killed TaskManager after two missed 1 s heartbeats (~2 s) instead of Flink's ~20 s
+# (10 s x 2): every test that kills one waits that much less. The 10 s timeout (not the 5 s chronos proposes on a
+# quiet machine) leaves room for the pauses of two workers' JVMs on 2 cores. Flink's defaults are tested against
+# these in tests/integration/test_recovery_settings.py.
+SUITE_RECOVERY_SETTINGS = (("heartbeat.interval", "1s"), ("heartbeat.timeout", "10s"))
+
+
 @pytest.fixture(scope="session")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StackState]:
     stack_dir = tmp_path_factory.mktemp("stack")
-    state, started = up(StackOptions(stack_dir, cache_dir(), slots=4, jvm_opts=os.environ.get("CHRONOS_JVM_OPTS", "")))
+    state, started = up(StackOptions(stack_dir, cache_dir(), slots=4, jvm_opts=os.environ.get("CHRONOS_JVM_OPTS", ""),
+                                     flink_settings=SUITE_RECOVERY_SETTINGS))
     assert started
     try:
         if os.geteuid() == 0:  # the README flow as root: no service of the stack runs as root

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import time
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from rich.table import Table
 
-from chronos.cli.common import AsJson, StackDir, err, out
+from chronos.cli.common import AsJson, StackDir, err, out, say_stale
 from chronos.cli.common import print_json as _print_json
 from chronos.cli.common import stack_dir_of as _stack_dir
-from chronos.flink.rest import FlinkRestClient
 
 if TYPE_CHECKING:
     from chronos.flink.rest import FlinkRestClient
@@ -157,6 +158,69 @@ def stack_reconfigure(
               or "Flink's defaults"))
     for o in outcome.jobs:
         out.print(f"  {o.job.spec.name}: {o.entry.old_job_id} -> {o.job.job_id} ({o.outcome})")
+
+
+@stack_app.command("fetch")
+def stack_fetch(
+    cache_dir: Annotated[Path | None, typer.Option(envvar="CHRONOS_CACHE_DIR", help="Maven artifact cache.")] = None,
+) -> None:
+    """Fetch (once) the Kafka broker and Flink Kafka connector jars from Maven Central."""
+    from chronos.stack.artifacts import ensure_artifacts
+    from chronos.stack.locations import default_cache_dir
+
+    with err.status("fetching Maven artifacts (cached after the first time)"):
+        artifacts = ensure_artifacts((cache_dir or default_cache_dir()).expanduser())
+    out.print(f"Kafka broker jars: {artifacts.kafka_lib}")
+    out.print(f"Flink Kafka connector: {artifacts.connector_jar}")
+
+
+@stack_app.command("down")
+def stack_down(
+    stack_dir: StackDir = None,
+    purge: Annotated[bool, typer.Option(help="Also delete the services' data (topics, checkpoints, logs) where it "
+                                             "lives apart from the stack dir (as root: the service user's).")] = False,
+) -> None:
+    """Stop every process of the stack (gracefully, then forcefully), and its Prometheus. Safe to repeat."""
+    from chronos.stack.local_stack import down
+    from chronos.stack.prometheus_server import stop_local_prometheus
+
+    with err.status("stopping the stack"):
+        prometheus = stop_local_prometheus(_stack_dir(stack_dir), say_stale)
+        result = down(_stack_dir(stack_dir), purge=purge)
+    for line in result.stale:
+        say_stale(line)
+    stopped = [*result.stopped, *(["prometheus"] if prometheus else [])]
+    out.print(f"stopped: {', '.join(stopped)}" if stopped else "nothing was running")
+
+
+@stack_app.command("status")
+def stack_status(stack_dir: StackDir = None, as_json: AsJson = False) -> None:
+    """Probe each process of the stack; exit 1 unless every part is healthy."""
+    from chronos.stack.local_stack import status
+    from chronos.stack.prometheus_server import local_prometheus
+
+    st = status(_stack_dir(stack_dir))
+    for line in st.stale:
+        say_stale(line)
+    prometheus = local_prometheus(_stack_dir(stack_dir), say_stale)  # optional: not part of the health
+    if as_json:
+        _print_json({"health": st.health, "components": [asdict(c) for c in st.components],
+                     "helpers": dict(st.helpers), "stale": list(st.stale),
+                     "prometheus": {"pid": prometheus.pid, "url": prometheus.url} if prometheus else None,
+                     "state": st.state.model_dump() if st.state else None})
+    else:
+        out.print(f"stack: [bold]{st.health}[/]")
+        table = Table("part", "pid", "alive", "ready", "detail")
+        for c in st.components:
+            table.add_row(c.name, str(c.pid), "yes" if c.alive else "NO", "yes" if c.ready else "NO", c.detail)
+        for name, pid in st.helpers:
+            table.add_row(name, str(pid), "yes", "-", "background helper")
+        if prometheus is not None:
+            table.add_row("prometheus", str(prometheus.pid), "yes", "-", prometheus.url)
+        if st.components or st.helpers or prometheus is not None:
+            out.print(table)
+    if st.health != "healthy":
+        raise typer.Exit(1)
 
 
 def _check_timeout_against_pauses(client: FlinkRestClient, settings: dict[str, str], watch: str) -> None:

@@ -269,7 +269,8 @@ def profiling_pool(stack_dir: Path, profile_id: str, state: StackState, slots: i
         raise InvalidInput(f"profile id {profile_id[:80]!r} cannot name a directory; profile ids are letters, "
                            "digits, '.', '_' and '-'")
     pool = LocalClusterPool(stack_dir / "profiling" / profile_id, default_cache_dir(), state.bootstrap, slots,
-                            jvm_opts=state.jvm_opts)  # the copies' JVMs as the live stack's
+                            jvm_opts=state.jvm_opts, flink_settings=state.flink_settings,
+                            spare_taskmanagers=state.spare_taskmanagers)  # the copies' JVMs and recovery as the live's
     pool.clean_leftovers()
     return pool
 

@@ -167,9 +167,13 @@ class LocalClusterPool:
     """Starts a cluster per run under `base_dir`; one start at a time, so two runs starting together
     cannot pick the same free port."""
 
-    def __init__(self, base_dir: Path, cache_dir: Path, shared_bootstrap: str, slots: int, jvm_opts: str = "") -> None:
+    def __init__(self, base_dir: Path, cache_dir: Path, shared_bootstrap: str, slots: int, jvm_opts: str = "",
+                 flink_settings: tuple[tuple[str, str], ...] = (), spare_taskmanagers: int = 0) -> None:
         self._base, self._cache, self._bootstrap, self._slots = base_dir, cache_dir, shared_bootstrap, slots
         self._jvm_opts = jvm_opts
+        # The live cluster's recovery settings and spare TaskManagers: a copy that detected and rescheduled a
+        # failure otherwise than the live job would profile another recovery than the one being tuned.
+        self._flink_settings, self._spare = flink_settings, spare_taskmanagers
         self._lock = threading.Lock()
 
     def acquire(self, run_id: str) -> LocalProfilingCluster:
@@ -177,7 +181,8 @@ class LocalClusterPool:
         with self._lock:
             try:
                 up(StackOptions(stack_dir, self._cache, slots=self._slots, shared_bootstrap=self._bootstrap,
-                                jvm_opts=self._jvm_opts))
+                                jvm_opts=self._jvm_opts, flink_settings=self._flink_settings,
+                                spare_taskmanagers=self._spare))
             except BaseException:
                 down(stack_dir, purge=True)
                 shutil.rmtree(stack_dir, ignore_errors=True)

@@ -83,6 +83,7 @@ def assert_exactly_once(demo_job: DemoJob, load: BackgroundLoad, n: int) -> None
 def test_a_kill_is_found_and_rescheduled_clearly_sooner_at_the_proposed_settings_than_at_flinks_defaults(
     demo_job: DemoJob, flink: FlinkRestClient, stack: StackState, reset_after: None
 ) -> None:
+    restart_flink(stack.stack_dir_path, (), 0)  # Flink's defaults, whatever this worker's stack runs with
     job_id = demo_job.submit(interval_ms=2000)
     track(demo_job, job_id)
     n = 60_000

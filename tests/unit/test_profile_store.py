@@ -14,7 +14,8 @@ from chronos.profiler.store import SCHEMA_VERSION, ProfileStore
 def a_run(run_id: str = "r1", trial: int = 0, status: str = "completed") -> ProfileRun:
     fault = FaultRecord("kill-taskmanager", "pid 42", 1_000_000, 12.5, "killed pid 42, started pid 43")
     recovery = RecoveryMeasurement(fault, 5000, "WorstCase", 1_012_000, 1_020_000, 1_031_000, 31.0, 9000.0, 4000,
-                                   4000, 7)
+                                   4000, 7, backlog_at_restart=8000.0, catch_up_input_rate=3000.0, capacity=5100.0,
+                                   drain_rate=2050.0, settings_in_force=(("heartbeat.timeout", "10s"),))
     lost = RecoveryMeasurement(fault, 5000, "WorstCase", 1_012_000, None, None, None, None, 3900, 4000, None)
     return ProfileRun(
         run_id=run_id, profile_id="p1", trial_number=trial, config=RunConfig(5000, 1.5), load_rate=3000.0,
@@ -55,7 +56,7 @@ def test_the_schema_is_versioned_and_reopening_migrates_nothing_twice(tmp_path: 
     path = tmp_path / "profile.db"
     ProfileStore(path).close()
     store = ProfileStore(path)
-    assert store.schema_version == SCHEMA_VERSION == 2
+    assert store.schema_version == SCHEMA_VERSION == 3
 
 
 def test_a_newer_schema_is_refused_with_one_line(tmp_path: Path) -> None:
