@@ -1,13 +1,13 @@
 """Recovery per phase after a worst-case TaskManager kill, at Flink's defaults and at the settings chronos proposes
-(`chronos recommend`: heartbeats from the measured pauses, a shorter restart delay, a spare TaskManager), paired on
+(`chronos recommend --apply`: heartbeats from the measured pauses, a shorter restart delay, a spare TaskManager), paired on
 one stack and one job (issue 18); then the pauses: how many false failovers each arm's timeout allows.
 
-    .venv/bin/python bench/recovery_settings.py [--rate 2000] [--interval 5] [--kills 5] [--warmup 20]
+    .venv/bin/python bench/recovery_settings.py [--rate 2000] [--interval 2] [--kills 5] [--warmup 20]
 
 Both arms run the demo job under `--rate` events/s from a separate `chronos load run` process; each kill is fired
 `--before` s before the next checkpoint (the worst case) and measured by `chronos.chaos.measure_recovery`:
 detection (the job leaves RUNNING), every task RUNNING again, back in the steady-state band (the goal: <= 12 s mean
-over >= 5 kills). The arms switch by `chronos stack reconfigure` (the job stopped with a savepoint and resubmitted).
+over >= 5 kills). The arms switch by `chronos recommend --apply` (the job stopped with a savepoint and resubmitted).
 Writes bench/results/recovery_settings.json as it goes.
 """
 
@@ -51,8 +51,6 @@ from chronos.stack.state import StackState, load_state
 CACHE = default_cache_dir()
 RESULTS = Path(__file__).parent / "results"
 console = Console(stderr=True)
-PROPOSED = ["--set", "heartbeat.interval=1s", "--set", "heartbeat.timeout=5s",
-            "--set", "restart-strategy.fixed-delay.delay=500ms", "--spare-taskmanagers", "1"]
 
 
 def cli(*args: str, timeout: float = 600) -> dict[str, Any]:
@@ -128,7 +126,7 @@ def summary(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, float | int |
 def main(argv: Sequence[str]) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--rate", type=float, default=2000)
-    parser.add_argument("--interval", type=float, default=5.0)
+    parser.add_argument("--interval", type=float, default=2.0)
     parser.add_argument("--kills", type=int, default=5)
     parser.add_argument("--before", type=float, default=1.0)
     parser.add_argument("--warmup", type=float, default=20.0)
@@ -157,22 +155,24 @@ def main(argv: Sequence[str]) -> None:
                 JobRecordStore(state.stack_dir_path / "jobs").save(JobRecord(job, spec, checkpoints))  # resubmittable
                 client.wait_until_running(job, 120)
                 time.sleep(args.interval * 2 + 5)
-                for arm, reconfigure in (("flink defaults", None), ("chronos proposed", PROPOSED)):
-                    if reconfigure is not None:
-                        cli("stack", "reconfigure", *reconfigure, *sd)
+                rss: dict[str, int] = {}
+                proposal: dict[str, Any] = {}
+                for arm in ("flink defaults", "chronos proposed"):
+                    if arm == "chronos proposed":  # what `chronos recommend` proposes from the pauses it measures
+                        proposal = cli("recommend", "--watch", "20s", "--apply", *sd)
                         job = current_job(client, settings.name)
                         time.sleep(args.interval * 2 + 5)
                     rows += kills(state, client, job, settings, arm, args)
                     job = current_job(client, settings.name)
                     now = load_state(state.stack_dir_path)
-                    timeout = 5.0 if now is not None and now.flink_settings else 50.0
-                    if timeout < 10:  # at the defaults a pause of seconds never reaches the 50 s timeout
-                        pause_rows.append(pauses(state, client, job, arm, timeout))
-                    memory = sum(psutil.Process(tm.pid).memory_info().rss for tm in (now.taskmanagers if now else ()))
+                    if proposal:  # at the defaults a pause of seconds never reaches the 50 s timeout
+                        pause_rows.append(pauses(state, client, job, arm, proposal["proposed"]["heartbeat_timeout_s"]))
+                    rss[arm] = round(sum(psutil.Process(tm.pid).memory_info().rss
+                                         for tm in (now.taskmanagers if now else ())) / 2**20)
                     raw.write_text(json.dumps({
                         "date": started, "machine": "2 cores, 24 GiB", "settings": vars(args),
-                        "summary": summary(rows), "pauses": pause_rows,
-                        "taskmanager_rss_mib": {arm: round(memory / 2**20)}, "rows": rows}, indent=1) + "\n")
+                        "summary": summary(rows), "proposal": proposal, "pauses": pause_rows,
+                        "taskmanager_rss_mib": rss, "rows": rows}, indent=1) + "\n")
         finally:
             stop_helper(state.stack_dir_path, "phases-load")
             down(Path(tmp), purge=True)

@@ -8,8 +8,8 @@ import time
 from collections.abc import Callable
 from typing import Protocol
 
-from chronos.chaos.faults import FaultInjector
 from chronos.chaos.catch_up import explain_catch_up
+from chronos.chaos.faults import FaultInjector
 from chronos.chaos.recovery import analyse_recovery
 from chronos.chaos.steady_state import learn_steady_state
 from chronos.chaos.timing import FiringStrategy

@@ -84,12 +84,12 @@ def check_timeout(timeout_s: float, evidence: PauseEvidence, safety_factor: floa
     floor = timeout_floor_s(evidence, safety_factor)
     if timeout_s < floor:
         raise InvalidInput(f"heartbeat.timeout {timeout_s:g} s is below {safety_factor:g} x the longest pause measured "
-                           f"on the job's TaskManagers ({evidence.longest_s:g} s = {floor:g} s): a pause like it would "
-                           "fail the job over")
+                           f"on the job's TaskManagers ({safety_factor:g} x {evidence.longest_s:g} s = {floor:g} s): "
+                           "a pause like it would fail the job over")
 
 
 def propose_detection(evidence: PauseEvidence, current: RecoverySettings, *, safety_factor: float = 3.0,
-                      min_timeout_s: float = 5.0, beats_per_timeout: int = 5) -> DetectionProposal:
+                      min_timeout_s: float = 5.0, beats_per_timeout: int = 10) -> DetectionProposal:
     """The shortest timeout the evidence allows (never under `min_timeout_s`), `beats_per_timeout` heartbeats in
     it, and the current RPC failure threshold (at least 2: one lost RPC is not a dead TaskManager)."""
     if safety_factor < 1 or beats_per_timeout < 2 or min_timeout_s <= 0:

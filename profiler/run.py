@@ -59,6 +59,9 @@ class ProfilingCluster(Protocol):
     def bootstrap(self) -> str: ...
     def fault(self) -> FaultInjector: ...
     def taskmanager_cpu_seconds(self) -> float | None: ...
+    def recovery_settings(self) -> tuple[tuple[str, str], ...]:
+        """The recovery settings the copy's cluster runs with (stored with each of its recoveries)."""
+        ...
     def control(self) -> CopyControl: ...
     def signals(self, job_id: str, copy: JobCopy, timestamp_field: str = "max_created_ms") -> CopySignals:
         """`timestamp_field`: the output records' epoch-ms field of their newest input (the job file's io)."""
@@ -219,5 +222,6 @@ def _measure(plan: RunPlan, config: RunConfig, cluster: ProfilingCluster, signal
         recoveries.append(measure_recovery(
             signals, cluster.fault(), WorstCase(plan.before_s), warmup_s=plan.warmup_s, hold_s=plan.hold_s,
             timeout_s=plan.timeout_s, sleep=wait, on_sample=samples.append, wall_ms=wall_ms,
+            settings_in_force=cluster.recovery_settings(),
         ))
     return steady, recoveries

@@ -75,7 +75,8 @@ def chaos_kill_taskmanager(
                                    f"throughput {sample.throughput and round(sample.throughput)}  latency {sample.p99_ms}")
 
                 m = measure_recovery(signals, KillTaskManager(sd, replace=replace_tm), strategy, warmup_s=warmup,
-                                     hold_s=hold, timeout_s=timeout, on_sample=show)
+                                     hold_s=hold, timeout_s=timeout, on_sample=show,
+                                     settings_in_force=wiring.recovery_settings_in_force(sd))
         finally:
             signals.close()
             if journal is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -52,3 +53,10 @@ def print_json(data: Any) -> None:
 def say_stale(line: str) -> None:
     """A recorded process chronos will not touch: said on stderr, one line, never an error."""
     err.print(line, style="yellow", highlight=False, soft_wrap=True, markup=False)
+
+
+def timed_say(start: float) -> Callable[[str], None]:
+    """Progress lines on stderr, each with the seconds since `start` (time.monotonic)."""
+    import time
+
+    return lambda line: err.print(f"[dim]{time.monotonic() - start:5.1f} s[/] {line}", highlight=False)

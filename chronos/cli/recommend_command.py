@@ -12,7 +12,7 @@ import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from chronos.cli.common import AsJson, RestUrl, StackDir, err, out, print_json, stack_dir_of
+from chronos.cli.common import AsJson, RestUrl, StackDir, err, out, print_json, stack_dir_of, timed_say
 from chronos.model import ClusterShape
 
 if TYPE_CHECKING:
@@ -125,9 +125,7 @@ def _apply(sd: Path, target: ClusterShape, as_json: bool) -> None:
     start = time.monotonic()
     try:
         with wiring.flink_client(sd, None) as client:
-            reconfigurer = wiring.cluster_reconfigurer(
-                client, sd, journal, lambda line: err.print(f"[dim]{time.monotonic() - start:5.1f} s[/] {line}",
-                                                            highlight=False))
+            reconfigurer = wiring.cluster_reconfigurer(client, sd, journal, timed_say(start))
             jobs = wiring.running_chronos_jobs(client, sd)
             outcome = reconfigurer.reconfigure(target, jobs)
     finally:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
-from chronos.cli.common import AsJson, StackDir, err, out, say_stale
+from chronos.cli.common import AsJson, StackDir, err, out, say_stale, timed_say
 from chronos.cli.common import print_json as _print_json
 from chronos.cli.common import stack_dir_of as _stack_dir
 
@@ -120,9 +120,7 @@ def stack_reconfigure(
     start = time.monotonic()
     try:
         with wiring.flink_client(sd, None) as client:
-            reconfigurer = wiring.cluster_reconfigurer(
-                client, sd, journal, lambda line: err.print(f"[dim]{time.monotonic() - start:5.1f} s[/] {line}",
-                                                            highlight=False))
+            reconfigurer = wiring.cluster_reconfigurer(client, sd, journal, timed_say(start))
             pending = reconfigurer.pending()
             if resume or pending is not None:
                 if pending is None:

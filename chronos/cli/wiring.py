@@ -297,6 +297,13 @@ def cluster_reconfigurer(client: FlinkRestClient, stack_dir: Path, journal: Tune
                                job_of, say)
 
 
+def recovery_settings_in_force(stack_dir: Path) -> tuple[tuple[str, str], ...]:
+    """The local stack's recovery settings beyond Flink's defaults, stored with each recovery measured on it."""
+    state = require_stack(stack_dir)
+    spare = (("chronos.spare-taskmanagers", str(state.spare_taskmanagers)),) if state.spare_taskmanagers else ()
+    return state.flink_settings + spare
+
+
 def running_chronos_jobs(client: FlinkRestClient, stack_dir: Path) -> list[TunedJob]:
     """Every job not in a terminal state, as chronos knows it; one it does not know (no spec to resubmit it
     from) is refused in one line before anything is touched."""

@@ -78,6 +78,13 @@ class LocalProfilingCluster:
     def fault(self) -> KillTaskManager:
         return KillTaskManager(self.stack_dir)
 
+    def recovery_settings(self) -> tuple[tuple[str, str], ...]:
+        state = load_state(self.stack_dir)
+        if state is None:
+            return ()
+        spare = (("chronos.spare-taskmanagers", str(state.spare_taskmanagers)),) if state.spare_taskmanagers else ()
+        return state.flink_settings + spare
+
     def taskmanager_cpu_seconds(self) -> float | None:
         """CPU seconds of the live TaskManagers (after a fault: the replacement's, from its start)."""
         readings = [cpu_seconds(record) for record in self._state().taskmanagers]

@@ -62,9 +62,14 @@ def kill_and_time(flink: FlinkRestClient, stack: StackState, job_id: str) -> Rec
     return Recovery(detect, running)
 
 
-def track(demo_job: DemoJob, job_id: str) -> None:
-    """The job as `chronos job submit` would have recorded it, so a reconfiguration can resubmit it."""
+def under_counted_load(demo_job: DemoJob, n: int) -> tuple[str, BackgroundLoad]:
+    """The demo job at a 2 s interval, recorded as `chronos job submit` records it (so a reconfiguration can
+    resubmit it), fed `n` counted events at 400/s."""
+    job_id = demo_job.submit(interval_ms=2000)
     JobRecordStore(demo_job.stack.stack_dir_path / "jobs").save(JobRecord(job_id, demo_job.spec, CheckpointSettings(2000)))
+    load = BackgroundLoad(demo_job.stack.bootstrap, demo_job.settings.input_topic, rate=400, count=n, vehicles=100,
+                          close_windows=True)
+    return job_id, load
 
 
 def reconfigure(stack: StackState, *args: str) -> dict[str, object]:
@@ -84,11 +89,8 @@ def test_a_kill_is_found_and_rescheduled_clearly_sooner_at_the_proposed_settings
     demo_job: DemoJob, flink: FlinkRestClient, stack: StackState, reset_after: None
 ) -> None:
     restart_flink(stack.stack_dir_path, (), 0)  # Flink's defaults, whatever this worker's stack runs with
-    job_id = demo_job.submit(interval_ms=2000)
-    track(demo_job, job_id)
     n = 60_000
-    load = BackgroundLoad(stack.bootstrap, demo_job.settings.input_topic, rate=400, count=n, vehicles=100,
-                          close_windows=True)
+    job_id, load = under_counted_load(demo_job, n)
     try:
         defaults = kill_and_time(flink, stack, job_id)
         applied = reconfigure(stack, *PROPOSED)
@@ -111,38 +113,42 @@ def test_a_kill_is_found_and_rescheduled_clearly_sooner_at_the_proposed_settings
 def test_a_pause_the_measured_ones_allow_is_ridden_out_and_one_beyond_the_timeout_fails_over_and_recovers(
     demo_job: DemoJob, flink: FlinkRestClient, stack: StackState, reset_after: None
 ) -> None:
-    job_id = demo_job.submit(interval_ms=2000)
-    track(demo_job, job_id)
     n = 40_000
-    load = BackgroundLoad(stack.bootstrap, demo_job.settings.input_topic, rate=400, count=n, vehicles=100,
-                          close_windows=True)
+    _, load = under_counted_load(demo_job, n)
     try:
-        job_id = paused_twice(demo_job, flink, stack)
+        paused_twice(demo_job, flink, stack)
     except BaseException:
         load.halt()
         raise
     assert_exactly_once(demo_job, load, n)
 
 
-def paused_twice(demo_job: DemoJob, flink: FlinkRestClient, stack: StackState) -> str:
-    applied = reconfigure(stack, *PROPOSED)
-    moved = applied["jobs"]
-    assert isinstance(moved, list)
-    job_id = str(moved[0]["new_job_id"])
+def paused_twice(demo_job: DemoJob, flink: FlinkRestClient, stack: StackState) -> None:
+    """`chronos recommend --apply`: pauses measured, settings proposed above them and put in force."""
+    done = chronos("recommend", "--watch", "10s", "--apply", "--json", "--stack-dir", stack.stack_dir, timeout=300)
+    assert done.returncode == 0, done.stderr
+    proposal = json.loads(done.stdout)
+    assert proposal["samples"] >= 10 and proposal["model"] == "prior"
+    timeout_s = proposal["proposed"]["heartbeat_timeout_s"]
+    longest = max(proposal["evidence"]["longest_gc_pause_s"], proposal["evidence"]["longest_heartbeat_delay_s"])
+    assert timeout_s >= max(5.0, 3 * longest) and proposal["spare_taskmanagers"] == 1
+    assert f"heartbeat.timeout: {round(timeout_s * 1000)} ms" in proposal["flink_config"]
+    config = flink.jobmanager_config()
+    assert config["heartbeat.timeout"] == f"{round(timeout_s * 1000)} ms", "in force on the restarted cluster"
+    job_id = next(j.jid for j in flink.jobs() if j.name == demo_job.spec.name and j.state == "RUNNING")
     demo_job.job_ids.append(job_id)
+    assert flink.checkpoints(job_id).latest.restored is not None, "resubmitted from its savepoint"
     wait_until(lambda: flink.checkpoints(job_id).counts.completed >= 2, 60, what="checkpoints at the new settings")
-    evidence, samples = watch_pauses(flink, 10, heartbeat_interval_s=1.0)
-    assert samples >= 10
-    check_timeout(5.0, evidence)  # the proposed timeout stands against what was measured
-    allowed = max(3 * evidence.longest_s, 1.0)
-    assert allowed < 5.0
+    evidence, _samples = watch_pauses(flink, 5, heartbeat_interval_s=1.0)  # and still what was measured now
+    check_timeout(timeout_s, evidence)
+    allowed = max(3 * longest, 3 * evidence.longest_s, 1.0)
+    assert allowed < timeout_s
     failures = len(flink.exceptions(job_id).exception_history.entries)
     PauseTaskManager(stack.stack_dir_path, seconds=allowed).inject()
-    time.sleep(6)  # past the timeout, had the pause tripped it
+    time.sleep(timeout_s + 1)  # past the timeout, had the pause tripped it
     assert flink.job(job_id).all_running and len(flink.exceptions(job_id).exception_history.entries) == failures, \
-        f"a pause of {allowed:.2f} s (3x the longest measured, {evidence.longest_s} s) failed the job over"
-    PauseTaskManager(stack.stack_dir_path, seconds=8.0).inject()  # beyond the 5 s timeout
+        f"a pause of {allowed:.2f} s (3x the longest measured, {longest} s) failed the job over"
+    PauseTaskManager(stack.stack_dir_path, seconds=timeout_s + 3).inject()  # beyond the timeout
     wait_until(lambda: len(flink.exceptions(job_id).exception_history.entries) > failures, 30,
                what="the pause beyond the timeout to fail the job over")
     wait_until(lambda: flink.job(job_id).all_running, 120, what="the job running again")
-    return job_id

@@ -100,6 +100,9 @@ class Cluster:
         self.log("fault")
         return self.world
 
+    def recovery_settings(self) -> tuple[tuple[str, str], ...]:
+        return (("heartbeat.timeout", "10s"),)
+
     def taskmanager_cpu_seconds(self) -> float | None:
         return 1.0
 

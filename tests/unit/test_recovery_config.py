@@ -3,6 +3,8 @@ key it does not know), values in Flink's own syntax, and read back as what the p
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from chronos.errors import InvalidInput
@@ -66,3 +68,15 @@ def test_the_config_in_force_is_read_back_as_the_phase_models_settings_and_writt
     assert recovery_settings({}) == RecoverySettings(), "what is not set keeps Flink's defaults"
     assert recovery_settings({"slotmanager.redundant-taskmanager-num": "1"}).spare_slots
     assert recovery_settings(settings_config(settings, FLINK_2_3).as_dict(), 1) == settings
+
+
+@pytest.mark.parametrize("command", [["stack", "reconfigure"], ["stack", "up"]])
+def test_the_cli_refuses_a_key_this_flink_does_not_know_in_one_line_before_touching_anything(
+    command: list[str], tmp_path: Path
+) -> None:
+    from tests.support.cli import assert_one_line_error, chronos
+
+    done = chronos(*command, "--set", "state.backend.local-recovery=true", "--stack-dir", str(tmp_path))
+    assert_one_line_error(done, "Flink 2.3 does not know the setting 'state.backend.local-recovery'",
+                          "execution.state-recovery.from-local")
+    assert not (tmp_path / "stack.json").exists()
