@@ -29,6 +29,10 @@ def recommend(
                                              "restart).")] = True,
     apply: Annotated[bool, typer.Option(help="Put the proposal in force on the local stack: Flink restarted with "
                                              "it, running jobs stopped with savepoints and resubmitted.")] = False,
+    flink_deployment: Annotated[str | None, typer.Option(
+        help="With --apply: patch this FlinkDeployment's flinkConfiguration instead (the Flink Kubernetes Operator "
+             "restarts the cluster by its upgradeMode); give its REST URL with --rest-url.")] = None,
+    namespace: Annotated[str, typer.Option(envvar="POD_NAMESPACE", help="Namespace of the FlinkDeployment.")] = "default",
     stack_dir: StackDir = None,
     rest_url: RestUrl = None,
     as_json: AsJson = False,
@@ -45,9 +49,11 @@ def recommend(
     from chronos.stack.state import load_state
 
     sd = stack_dir_of(stack_dir)
-    if apply and rest_url:
+    if apply and rest_url and flink_deployment is None:
         raise InvalidInput("--apply restarts the local stack's Flink; for another cluster, put the printed lines in "
-                           "its configuration (on Kubernetes: the FlinkDeployment's flinkConfiguration)")
+                           "its configuration (on Kubernetes: --flink-deployment NAME patches it)")
+    if flink_deployment is not None and not rest_url:
+        raise InvalidInput("--flink-deployment needs the cluster's --rest-url (its JobManager's REST service)")
     watch_s = parse_interval_ms(watch) / 1000
     state = None if rest_url else load_state(sd)
     with FlinkRestClient(wiring.rest_url(sd, rest_url)) as client:
@@ -73,7 +79,15 @@ def recommend(
         _say_json(proposal, lines.lines(), samples)
     else:
         _say(proposal, lines.lines(), samples, state is not None)
-    if apply:
+    if apply and flink_deployment is not None:
+        from chronos.k8s.flink_deployment import CustomObjectsDeploymentApi, apply_configuration
+
+        changed = apply_configuration(CustomObjectsDeploymentApi.from_kubeconfig(), namespace, flink_deployment,
+                                      lines.as_dict())
+        if not as_json:
+            out.print(f"patched FlinkDeployment {namespace}/{flink_deployment}: " + (", ".join(changed) or "nothing "
+                      "changed") + ("; the operator restarts it by its upgradeMode" if changed else ""))
+    elif apply:
         assert state is not None
         current_settings = dict(state.flink_settings)
         target = ClusterShape(tuple({**current_settings, **lines.as_dict()}.items()),

@@ -111,6 +111,18 @@ class CustomObjectsDeploymentApi:
                       _request_timeout=REQUEST_TIMEOUT))
 
 
+def apply_configuration(api: DeploymentApi, namespace: str, name: str, lines: Mapping[str, str]) -> dict[str, str]:
+    """Cluster-level settings (heartbeats, `slotmanager.redundant-taskmanager-num`) patched into the
+    FlinkDeployment's flinkConfiguration; the operator then restarts the cluster the way its upgradeMode says
+    (savepoint or last-state: the job resumes from its state). Only keys whose value changes are patched; returns
+    them (nothing: no patch, no restart)."""
+    current = api.get(namespace, name).get("spec", {}).get("flinkConfiguration", {}) or {}
+    changed = {key: value for key, value in lines.items() if str(current.get(key)) != value}
+    if changed:
+        api.patch_configuration(namespace, name, changed)
+    return changed
+
+
 class DeploymentRealizer:
     """The tuner's realizer for operator-managed jobs: retune = patch, wait for the operator, verify.
 

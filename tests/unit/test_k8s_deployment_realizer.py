@@ -141,3 +141,16 @@ def test_the_status_is_read_from_spec_and_operator_status() -> None:
     assert (status.upgrade_mode, status.interval_ms, status.reconciled_interval_ms) == ("savepoint", 120_000, 120_000)
     assert (status.lifecycle_state, status.job_state, status.job_id) == ("STABLE", "RUNNING", "job-0")
     assert DeploymentStatus.from_resource({}).upgrade_mode == "stateless", "the operator's default"
+
+
+def test_recovery_settings_are_patched_into_the_deployment_only_where_they_change() -> None:
+    from chronos.k8s.flink_deployment import apply_configuration
+
+    operator = FakeOperator()
+    lines = {"heartbeat.interval": "500 ms", "heartbeat.timeout": "5000 ms",
+             "slotmanager.redundant-taskmanager-num": "1"}
+    assert apply_configuration(operator, "streaming", "fleet", lines) == lines
+    assert operator.patches == [lines] and operator.resource["spec"]["flinkConfiguration"][INTERVAL_KEY] == "30s"
+    operator._pending = 0
+    assert apply_configuration(operator, "streaming", "fleet", lines) == {}, "in force already: no patch, no restart"
+    assert len(operator.patches) == 1
