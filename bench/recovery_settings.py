@@ -38,7 +38,9 @@ from chronos.flink.rest import FlinkRestClient
 from chronos.flink.submit import RestSubmitter
 from chronos.jobs.demo import DemoSettings, demo_spec
 from chronos.jobs.topics import ensure_topics
-from chronos.model import CheckpointSettings
+from chronos.model import CheckpointSettings, FaultRecord, RecoveryMeasurement
+from chronos.optimizer.phase_model import fit_phase_model, held_out_by_setting
+from chronos.optimizer.phase_observations import SPARE_KEY, phase_observation
 from chronos.signals.live import LiveSignals
 from chronos.signals.taskmanager_pauses import watch_pauses
 from chronos.stack.faults import KillTaskManager, PauseTaskManager
@@ -49,6 +51,8 @@ from chronos.stack.locations import default_cache_dir
 from chronos.stack.state import StackState, load_state
 
 CACHE = default_cache_dir()
+BETWEEN = ["--set", "heartbeat.interval=2s", "--set", "heartbeat.timeout=20s", "--set",
+           "restart-strategy.fixed-delay.delay=1s"]
 RESULTS = Path(__file__).parent / "results"
 console = Console(stderr=True)
 
@@ -78,7 +82,8 @@ def kills(state: StackState, client: FlinkRestClient, job: str, settings: DemoSe
     try:
         for i in range(args.kills):
             m = measure_recovery(signals, KillTaskManager(state.stack_dir_path), WorstCase(before_s=args.before),
-                                 warmup_s=args.warmup, hold_s=args.hold, timeout_s=args.timeout)
+                                 warmup_s=args.warmup, hold_s=args.hold, timeout_s=args.timeout,
+                                 settings_in_force=recovery_settings_in_force(state.stack_dir_path))
             row = {"arm": arm, "kill": i + 1, **phases(asdict(m)), "measurement": asdict(m)}
             rows.append(row)
             console.print(f"{arm} kill {i + 1}: detect {row['detect_s']} s, all running {row['running_s']} s, "
@@ -105,6 +110,50 @@ def pauses(state: StackState, client: FlinkRestClient, job: str, arm: str, timeo
                   f"{false} failed the job over")
     return {"arm": arm, "evidence": asdict(evidence), "samples": samples, "pause_s": pause_s, "pauses": 5,
             "false_failovers": false}
+
+
+def recovery_settings_in_force(stack_dir: Path) -> tuple[tuple[str, str], ...]:
+    state = load_state(stack_dir)
+    if state is None:
+        return ()
+    spare = ((SPARE_KEY, str(state.spare_taskmanagers)),) if state.spare_taskmanagers else ()
+    return state.flink_settings + spare
+
+
+def compare_models(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Every setting's recoveries (back in band) predicted from the other settings' alone: the phase model (which
+    sees the settings) against Khaos's linear model on interval and rate (which cannot)."""
+    from sklearn.linear_model import LinearRegression
+
+    measured = [(RecoveryMeasurement(**{**r["measurement"], "fault": FaultRecord(**r["measurement"]["fault"]),
+                                        "settings_in_force": tuple(tuple(kv) for kv in
+                                                                   r["measurement"]["settings_in_force"])}),
+                 r["arm"]) for r in rows]
+    observations = [(o, arm) for m, arm in measured if (o := phase_observation(m, 2000.0)) is not None]
+    arms = list(dict.fromkeys(arm for _, arm in observations))
+    if len(arms) < 2:
+        return {"note": "fewer than two settings measured"}
+    out: dict[str, Any] = {"phase_model_held_out_mape": held_out_by_setting([o for o, _ in observations])}
+    errors = []
+    for held in arms:
+        train = [o for o, arm in observations if arm != held]
+        test = [o for o, arm in observations if arm == held]
+        x = [[o.conditions.checkpoint_age_s, o.conditions.rate] for o in train]
+        linear = LinearRegression().fit(x, [o.measured.total_s for o in train])
+        for o in test:
+            predicted = float(linear.predict([[o.conditions.checkpoint_age_s, o.conditions.rate]])[0])
+            errors.append(abs(predicted - o.measured.total_s) / o.measured.total_s)
+        model = fit_phase_model(train)
+        out[held] = {"measured_mean_s": round(statistics.mean(o.measured.total_s for o in test), 2),
+                     "phase_model_mean_s": round(statistics.mean(
+                         model.predict(o.settings, o.conditions).total_s for o in test), 2),
+                     "phases_measured": {k: round(statistics.mean(getattr(o.measured, k) for o in test), 2)
+                                         for k in ("detect_s", "reschedule_s", "catchup_s")},
+                     "phases_predicted": {k: round(statistics.mean(getattr(model.predict(o.settings, o.conditions), k)
+                                                                   for o in test), 2)
+                                          for k in ("detect_s", "reschedule_s", "catchup_s")}}
+    out["linear_held_out_mape"] = round(statistics.mean(errors), 4)
+    return out
 
 
 def current_job(client: FlinkRestClient, name: str) -> str:
@@ -157,9 +206,12 @@ def main(argv: Sequence[str]) -> None:
                 time.sleep(args.interval * 2 + 5)
                 rss: dict[str, int] = {}
                 proposal: dict[str, Any] = {}
-                for arm in ("flink defaults", "chronos proposed"):
+                for arm in ("flink defaults", "between", "chronos proposed"):
+                    if arm == "between":  # a third setting, so each is predicted from two others
+                        cli("stack", "reconfigure", *BETWEEN, *sd)
                     if arm == "chronos proposed":  # what `chronos recommend` proposes from the pauses it measures
                         proposal = cli("recommend", "--watch", "20s", "--apply", *sd)
+                    if arm != "flink defaults":
                         job = current_job(client, settings.name)
                         time.sleep(args.interval * 2 + 5)
                     rows += kills(state, client, job, settings, arm, args)
@@ -171,7 +223,8 @@ def main(argv: Sequence[str]) -> None:
                                          for tm in (now.taskmanagers if now else ())) / 2**20)
                     raw.write_text(json.dumps({
                         "date": started, "machine": "2 cores, 24 GiB", "settings": vars(args),
-                        "summary": summary(rows), "proposal": proposal, "pauses": pause_rows,
+                        "summary": summary(rows), "models": compare_models(rows), "proposal": proposal,
+                        "pauses": pause_rows,
                         "taskmanager_rss_mib": rss, "rows": rows}, indent=1) + "\n")
         finally:
             stop_helper(state.stack_dir_path, "phases-load")

@@ -104,33 +104,56 @@ class PhaseModel:
 
 
 def _lstsq(rows: Sequence[Sequence[float]], values: Sequence[float]) -> list[float]:
-    solution = np.linalg.lstsq(np.asarray(rows, dtype=float), np.asarray(values, dtype=float), rcond=None)[0]
-    return [float(v) for v in solution]
+    """Least squares on the columns that vary (the first, the intercept, always kept); a column that never varies
+    gets 0: with one value of a setting, nothing tells its effect from the base."""
+    matrix = np.asarray(rows, dtype=float)
+    varied = [0] + [j for j in range(1, matrix.shape[1]) if np.ptp(matrix[:, j]) > 1e-9]
+    solution = np.linalg.lstsq(matrix[:, varied], np.asarray(values, dtype=float), rcond=None)[0]
+    full = [0.0] * matrix.shape[1]
+    for j, value in zip(varied, solution, strict=True):
+        full[j] = float(value)
+    return full
 
 
-def fit_parameters(observations: Sequence[PhaseObservation]) -> PhaseParameters:
-    """Each phase on its own features; with too little variety in a setting, least squares gives the smallest
-    coefficients that fit (a setting never varied is not credited with an effect)."""
+# Before any recovery is measured in phases: detection as its bound (the failed heartbeat RPCs or the timeout,
+# plus half a second), rescheduling a second plus the restart delay plus ~8 s for a replacement TaskManager to
+# start and register (the recovery sweep on the 2-core machine: all RUNNING 18.8-30.4 s after a kill at the
+# default heartbeats), restore a second plus 10 s per GiB, catch-up at exactly the spare throughput.
+PRIOR = PhaseParameters(detect_base_s=0.5, detect_per_bound=1.0, reschedule_base_s=1.0, reschedule_per_delay=1.0,
+                        replacement_s=8.0, restore_base_s=1.0, restore_s_per_gib=10.0, catchup_factor=1.0)
+
+
+def fit_parameters(observations: Sequence[PhaseObservation], prior: PhaseParameters = PRIOR) -> PhaseParameters:
+    """Each phase on its own features, as the smallest departure from `prior` that fits (least squares on what the
+    prior leaves unexplained, minimum norm): a setting never varied keeps the prior's effect instead of being
+    credited with whatever split of base and slope happens to fit one value."""
     if not observations:
         raise ValueError("no recoveries to fit the phase model on")
+    p = prior
     detect = _lstsq([[1.0, o.settings.detection_bound_s(o.conditions.fault)] for o in observations],
-                    [o.measured.detect_s for o in observations])
+                    [o.measured.detect_s - p.detect_base_s - p.detect_per_bound
+                     * o.settings.detection_bound_s(o.conditions.fault) for o in observations])
     reschedule = _lstsq([[1.0, o.settings.restart_delay_s, 0.0 if o.settings.spare_slots else 1.0]
-                         for o in observations], [o.measured.reschedule_s for o in observations])
+                         for o in observations],
+                        [o.measured.reschedule_s - p.reschedule_base_s - p.reschedule_per_delay * o.settings.restart_delay_s
+                         - (0.0 if o.settings.spare_slots else p.replacement_s) for o in observations])
     restore = _lstsq([[1.0, o.conditions.state_bytes / GIB] for o in observations],
-                     [o.measured.restore_s for o in observations])
+                     [o.measured.restore_s - p.restore_base_s - p.restore_s_per_gib * o.conditions.state_bytes / GIB
+                      for o in observations])
     xs, ys = [], []
     for o in observations:
         spare = o.conditions.capacity - o.conditions.rate
         if spare > 0:
             m = o.measured
-            xs.append(o.conditions.rate * (o.conditions.checkpoint_age_s + m.detect_s + m.reschedule_s + m.restore_s)
-                      / spare)
-            ys.append(m.catchup_s)
+            x = o.conditions.rate * (o.conditions.checkpoint_age_s + m.detect_s + m.reschedule_s + m.restore_s) / spare
+            xs.append(x)
+            ys.append(m.catchup_s - p.catchup_factor * x)
     denominator = sum(x * x for x in xs)
-    factor = sum(x * y for x, y in zip(xs, ys, strict=True)) / denominator if denominator > 0 else 1.0
-    return PhaseParameters(detect[0], detect[1], reschedule[0], reschedule[1], reschedule[2], restore[0], restore[1],
-                           factor)
+    factor = p.catchup_factor + (sum(x * y for x, y in zip(xs, ys, strict=True)) / denominator if denominator > 0 else 0.0)
+    return PhaseParameters(p.detect_base_s + detect[0], p.detect_per_bound + detect[1],
+                           p.reschedule_base_s + reschedule[0], p.reschedule_per_delay + reschedule[1],
+                           p.replacement_s + reschedule[2], p.restore_base_s + restore[0],
+                           p.restore_s_per_gib + restore[1], factor)
 
 
 def held_out_by_setting(observations: Sequence[PhaseObservation]) -> float | None:

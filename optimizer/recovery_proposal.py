@@ -15,22 +15,10 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from chronos.optimizer.detection import PauseEvidence, propose_detection
-from chronos.optimizer.phase_model import (
-    Fault,
-    PhaseModel,
-    PhaseParameters,
-    Phases,
-    RecoveryConditions,
-    RecoverySettings,
-)
+from chronos.optimizer.phase_model import PRIOR as PRIOR_PARAMETERS
+from chronos.optimizer.phase_model import Fault, PhaseModel, Phases, RecoveryConditions, RecoverySettings
 
-# Before any recovery is measured in phases: detection as its bound (the failed heartbeat RPCs or the timeout,
-# plus half a second), rescheduling a second plus the restart delay plus ~8 s for a replacement TaskManager to
-# start and register (the recovery sweep on the 2-core machine: all RUNNING 18.8-30.4 s after a kill at the
-# default heartbeats), restore a second plus 10 s per GiB, catch-up at exactly the spare throughput.
-PRIOR = PhaseModel(PhaseParameters(detect_base_s=0.5, detect_per_bound=1.0, reschedule_base_s=1.0,
-                                   reschedule_per_delay=1.0, replacement_s=8.0, restore_base_s=1.0,
-                                   restore_s_per_gib=10.0, catchup_factor=1.0), observations=0, held_out_mape=None)
+PRIOR = PhaseModel(PRIOR_PARAMETERS, observations=0, held_out_mape=None)
 
 
 @dataclass(frozen=True)

@@ -72,3 +72,33 @@ def test_one_setting_gives_no_held_out_error_and_no_recoveries_no_model() -> Non
     assert held_out_by_setting([o for o in synthetic() if o.settings == SETTINGS[0]]) is None
     with pytest.raises(ValueError, match="no recoveries"):
         fit_phase_model([])
+
+
+def test_a_setting_measured_at_one_value_keeps_the_priors_effect_instead_of_a_guessed_one() -> None:
+    from chronos.optimizer.phase_model import PRIOR, fit_parameters
+
+    one = [o for o in synthetic() if o.settings == SETTINGS[4] and o.conditions.fault == "kill"]  # one bound and delay
+    fitted = fit_parameters(one)
+    assert fitted.detect_per_bound == PRIOR.detect_per_bound and fitted.replacement_s == PRIOR.replacement_s
+    assert fitted.reschedule_per_delay == PRIOR.reschedule_per_delay
+    assert fitted.detect_base_s != PRIOR.detect_base_s, "the base absorbs what one setting shows"
+
+
+def test_a_stored_recovery_becomes_an_observation_at_the_settings_it_was_measured_at() -> None:
+    from chronos.model import FaultRecord, RecoveryMeasurement
+    from chronos.optimizer.phase_observations import phase_observation
+
+    fault = FaultRecord("kill-taskmanager", "pid 1", 100_000, 1.0)
+    m = RecoveryMeasurement(fault, 2000, "WorstCase", 102_000, 106_000, 111_000, 11.0, 9000.0, 4000, 1500, 3,
+                            backlog_at_restart=12_000.0, catch_up_input_rate=2000.0, capacity=6000.0, drain_rate=4000.0,
+                            settings_in_force=(("heartbeat.interval", "500 ms"), ("heartbeat.timeout", "5000 ms"),
+                                               ("chronos.spare-taskmanagers", "1")))
+    o = phase_observation(m, rate=1800.0, state_bytes=GIB)
+    assert o is not None
+    assert o.settings == RecoverySettings(0.5, 5.0, 2, 1.0, spare_slots=True)
+    assert o.conditions == RecoveryConditions("kill", 2000.0, 6000.0, 1.5, GIB)
+    assert o.measured == Phases(2.0, 4.0, 0.0, 5.0), "detect, failure seen -> all RUNNING, restore unsplit, catch-up"
+    from dataclasses import replace
+
+    assert phase_observation(replace(m, capacity=None), 1800.0) is None
+    assert phase_observation(replace(m, recovered_ms=None, recovery_s=None), 1800.0) is None

@@ -1,0 +1,41 @@
+"""A measured recovery as the phase model sees it: the settings it was measured at (read back from the settings
+in force stored with it), the conditions (fault, input rate, capacity, checkpoint age, state size) and its phases.
+
+What the measurements cannot split is said, not guessed: the time from "failure seen" to "every task RUNNING"
+holds both rescheduling and restore (Flink reports no moment between them that survives a TaskManager loss), so it
+is all counted as rescheduling and restore is 0 (the model then fits restore to nothing, and rescheduling's base
+carries it). A recovery without a capacity measured (or not recovered) is no observation. Pure."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from chronos.model import RecoveryMeasurement
+from chronos.optimizer.phase_model import Fault, PhaseObservation, Phases, RecoveryConditions
+from chronos.optimizer.recovery_config import recovery_settings
+
+SPARE_KEY = "chronos.spare-taskmanagers"  # beside the Flink keys in `settings_in_force`: the cluster's shape
+
+
+def fault_kind(kind: str) -> Fault | None:
+    return "kill" if kind.startswith("kill") else "pause" if kind.startswith("pause") else None
+
+
+def phase_observation(m: RecoveryMeasurement, rate: float, state_bytes: float = 0.0) -> PhaseObservation | None:
+    fault = fault_kind(m.fault.kind)
+    at = m.fault.injected_wall_ms
+    if (fault is None or m.detected_ms is None or m.running_ms is None or m.recovered_ms is None
+            or m.capacity is None or m.checkpoint_age_at_fault_ms is None):
+        return None
+    config = dict(m.settings_in_force)
+    settings = recovery_settings({k: v for k, v in config.items() if k != SPARE_KEY}, int(config.get(SPARE_KEY, "0")))
+    conditions = RecoveryConditions(fault, m.catch_up_input_rate or rate, m.capacity,
+                                    m.checkpoint_age_at_fault_ms / 1000, state_bytes)
+    phases = Phases(max(0.0, (m.detected_ms - at) / 1000), max(0.0, (m.running_ms - m.detected_ms) / 1000), 0.0,
+                    max(0.0, (m.recovered_ms - m.running_ms) / 1000))
+    return PhaseObservation(settings, conditions, phases)
+
+
+def phase_observations(measurements: Sequence[tuple[RecoveryMeasurement, float, float]]) -> list[PhaseObservation]:
+    """(measurement, input rate, state bytes) triples; the ones that are no observation left out."""
+    return [o for m, rate, state in measurements if (o := phase_observation(m, rate, state)) is not None]
