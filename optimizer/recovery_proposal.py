@@ -47,6 +47,7 @@ class RecoveryProposal:
     changes: tuple[SettingChange, ...]
     forecasts: tuple[FaultForecast, ...]
     model: Literal["prior", "fitted"]
+    fitted: PhaseModel | None = None  # the fitted model, when one was
 
 
 def propose_recovery(current: RecoverySettings, evidence: PauseEvidence, conditions: RecoveryConditions, *,
@@ -82,4 +83,4 @@ def propose_recovery(current: RecoverySettings, evidence: PauseEvidence, conditi
                                     used.predict(proposed, replace(conditions, fault=fault)))
                       for fault in ("kill", "pause"))
     return RecoveryProposal(current, proposed, spare, evidence, detection.timeout_floor_s, tuple(changes), forecasts,
-                            "prior" if model is None else "fitted")
+                            "prior" if model is None else "fitted", model)

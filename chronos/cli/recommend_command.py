@@ -68,8 +68,10 @@ def recommend(
                                              progress=lambda done: bar.update(task, completed=done))
     if samples == 0:
         raise InvalidInput("no TaskManager answered while measuring pauses: is a TaskManager registered?")
+    model = None if rest_url else wiring.measured_phase_model(sd / "profiles.db")
     proposal = propose_recovery(
         current, evidence, RecoveryConditions("kill", 0.0, 1.0, 0.0, 0.0), spare_allowed=spare and state is not None,
+        model=model,
         taskmanager_memory=config.get("taskmanager.memory.process.size", "a TaskManager's"),
         safety_factor=safety_factor, min_timeout_s=parse_interval_ms(min_timeout) / 1000)
     lines = settings_config(proposal.proposed, version)
@@ -110,8 +112,11 @@ def _say(proposal: RecoveryProposal, lines: list[str], samples: int, local: bool
             phases.add_row(forecast.fault, name.removesuffix("_s"), f"{getattr(forecast.now, name):.1f}",
                            f"{getattr(forecast.proposed, name):.1f}")
     out.print(phases)
-    model = ("the phase model's prior (no recovery measured in phases yet)" if proposal.model == "prior"
-             else "the phase model fitted on the recoveries measured")
+    fitted = proposal.fitted
+    model = ("the phase model's prior (no recovery measured in phases yet)" if fitted is None
+             else f"the phase model fitted on {fitted.observations} recoveries measured here" + (
+                 f" (held out by setting: {fitted.held_out_mape:.0%} error)" if fitted.held_out_mape is not None
+                 else " (one setting: no held-out error yet)"))
     out.print(f"[dim]predicted by {model}; catch-up comes on top and depends on the load[/]")
     out.print("Flink config lines:")
     for line in lines:
@@ -124,7 +129,9 @@ def _say_json(proposal: RecoveryProposal, lines: list[str], samples: int) -> Non
     from dataclasses import asdict
 
     print_json({"samples": samples, "evidence": asdict(proposal.evidence), "timeout_floor_s": proposal.timeout_floor_s,
-                "model": proposal.model, "current": asdict(proposal.current), "proposed": asdict(proposal.proposed),
+                "model": proposal.model, "fitted_on": proposal.fitted.observations if proposal.fitted else 0,
+                "held_out_mape": proposal.fitted.held_out_mape if proposal.fitted else None,
+                "current": asdict(proposal.current), "proposed": asdict(proposal.proposed),
                 "spare_taskmanagers": proposal.spare_taskmanagers, "changes": [asdict(c) for c in proposal.changes],
                 "forecasts": [{"fault": f.fault, "now": asdict(f.now), "proposed": asdict(f.proposed)}
                               for f in proposal.forecasts],

@@ -21,6 +21,8 @@ from chronos.jobs.bounded_input import ExperimentInput
 from chronos.jobs.topic_offsets import TopicEndOffsets
 from chronos.k8s.flink_deployment import DeploymentRealizer
 from chronos.model import TERMINAL_STATES, CheckpointSettings, JobIO, JobSpec, check_bootstrap
+from chronos.optimizer.phase_model import PhaseModel, fit_phase_model
+from chronos.optimizer.phase_observations import phase_observations
 from chronos.profiler.input_sample import InputSample
 from chronos.profiler.settings import ProfileSettings
 from chronos.profiler.store import ProfileStore
@@ -302,6 +304,21 @@ def recovery_settings_in_force(stack_dir: Path) -> tuple[tuple[str, str], ...]:
     state = require_stack(stack_dir)
     spare = (("chronos.spare-taskmanagers", str(state.spare_taskmanagers)),) if state.spare_taskmanagers else ()
     return state.flink_settings + spare
+
+
+def measured_phase_model(db: Path) -> PhaseModel | None:
+    """The phase model fitted on every recovery stored in the profile store that can explain its phases
+    (profiling copies and chaos runs measured with this chronos), or None when there is none."""
+    if not db.exists():
+        return None
+    store = ProfileStore(db)
+    try:
+        triples = [(m, run.load_rate, (run.steady.checkpoint_size_bytes or 0.0) if run.steady else 0.0)
+                   for run in store.runs() for m in run.recoveries]
+    finally:
+        store.close()
+    observations = phase_observations(triples)
+    return fit_phase_model(observations) if observations else None
 
 
 def running_chronos_jobs(client: FlinkRestClient, stack_dir: Path) -> list[TunedJob]:
