@@ -35,7 +35,7 @@ DEBUG_ENV = "CHRONOS_DEBUG"
 INPUT_RATE_WINDOW_S = 3.0  # what `status` waits to read the input rate off the topic's end offsets
 # The order a user meets them in: bring up a stack, run a job, load it, watch it, then break, profile and
 # tune it, and report; the helpers for dashboards and Prometheus last.
-WORKFLOW = ("stack", "job", "load", "observe", "status", "chaos", "profile", "tune", "report", "dashboards",
+WORKFLOW = ("stack", "job", "load", "observe", "status", "chaos", "profile", "tune", "recommend", "report", "dashboards",
             "prometheus")
 
 

@@ -8,7 +8,8 @@ from importlib.metadata import version
 
 from tests.support.cli import chronos
 
-WORKFLOW = ["stack", "job", "load", "observe", "status", "chaos", "profile", "tune", "report", "dashboards", "prometheus"]
+WORKFLOW = ["stack", "job", "load", "observe", "status", "chaos", "profile", "tune", "recommend", "report", "dashboards",
+            "prometheus"]
 
 
 def test_help_lists_the_commands_in_workflow_order() -> None:

@@ -62,13 +62,13 @@ def kill_and_time(flink: FlinkRestClient, stack: StackState, job_id: str) -> Rec
     return Recovery(detect, running)
 
 
-def under_counted_load(demo_job: DemoJob, n: int) -> tuple[str, BackgroundLoad]:
+def under_counted_load(demo_job: DemoJob) -> tuple[str, BackgroundLoad]:
     """The demo job at a 2 s interval, recorded as `chronos job submit` records it (so a reconfiguration can
-    resubmit it), fed `n` counted events at 400/s."""
+    resubmit it), fed counted events at 400/s until the test halts the load."""
     job_id = demo_job.submit(interval_ms=2000)
     JobRecordStore(demo_job.stack.stack_dir_path / "jobs").save(JobRecord(job_id, demo_job.spec, CheckpointSettings(2000)))
-    load = BackgroundLoad(demo_job.stack.bootstrap, demo_job.settings.input_topic, rate=400, count=n, vehicles=100,
-                          close_windows=True)
+    load = BackgroundLoad(demo_job.stack.bootstrap, demo_job.settings.input_topic, rate=400, duration_s=600,
+                          vehicles=100, close_windows=True)
     return job_id, load
 
 
@@ -79,9 +79,11 @@ def reconfigure(stack: StackState, *args: str) -> dict[str, object]:
     return dict(json.loads(done.stdout))
 
 
-def assert_exactly_once(demo_job: DemoJob, load: BackgroundLoad, n: int) -> None:
-    report = load.join(timeout_s=240)
-    totals = output_totals(demo_job.stack.bootstrap, demo_job.settings.output_topic, "vehicle", n, timeout_s=120)
+def assert_exactly_once(demo_job: DemoJob, load: BackgroundLoad) -> None:
+    load.halt()  # its last windows closed by a flush to every partition
+    report = load.join(timeout_s=30)
+    totals = output_totals(demo_job.stack.bootstrap, demo_job.settings.output_topic, "vehicle", report.sent,
+                           timeout_s=120)
     assert dict(totals) == dict(report.per_vehicle), "exactly-once across every kill, pause and restart"
 
 
@@ -89,8 +91,7 @@ def test_a_kill_is_found_and_rescheduled_clearly_sooner_at_the_proposed_settings
     demo_job: DemoJob, flink: FlinkRestClient, stack: StackState, reset_after: None
 ) -> None:
     restart_flink(stack.stack_dir_path, (), 0)  # Flink's defaults, whatever this worker's stack runs with
-    n = 60_000
-    job_id, load = under_counted_load(demo_job, n)
+    job_id, load = under_counted_load(demo_job)
     try:
         defaults = kill_and_time(flink, stack, job_id)
         applied = reconfigure(stack, *PROPOSED)
@@ -102,25 +103,22 @@ def test_a_kill_is_found_and_rescheduled_clearly_sooner_at_the_proposed_settings
         assert (config.get("heartbeat.interval"), config.get("heartbeat.timeout")) == ("1s", "5s"), config
         assert len(flink.taskmanagers()) == 2, "the spare TaskManager registered"
         proposed = kill_and_time(flink, stack, new_id)
-    except BaseException:
+        assert_exactly_once(demo_job, load)
+    finally:
         load.halt()
-        raise
     assert proposed.detect_s < defaults.detect_s / 2, (defaults, proposed)
     assert proposed.running_s < defaults.running_s / 2, (defaults, proposed)
-    assert_exactly_once(demo_job, load, n)
 
 
 def test_a_pause_the_measured_ones_allow_is_ridden_out_and_one_beyond_the_timeout_fails_over_and_recovers(
     demo_job: DemoJob, flink: FlinkRestClient, stack: StackState, reset_after: None
 ) -> None:
-    n = 40_000
-    _, load = under_counted_load(demo_job, n)
+    _, load = under_counted_load(demo_job)
     try:
         paused_twice(demo_job, flink, stack)
-    except BaseException:
+        assert_exactly_once(demo_job, load)
+    finally:
         load.halt()
-        raise
-    assert_exactly_once(demo_job, load, n)
 
 
 def paused_twice(demo_job: DemoJob, flink: FlinkRestClient, stack: StackState) -> None:
