@@ -40,7 +40,8 @@ from chronos.jobs.demo import DemoSettings, demo_spec
 from chronos.jobs.topics import ensure_topics
 from chronos.model import CheckpointSettings, FaultRecord, RecoveryMeasurement
 from chronos.optimizer.phase_model import fit_phase_model, held_out_by_setting
-from chronos.optimizer.phase_observations import SPARE_KEY, phase_observation
+from chronos.optimizer.phase_observations import phase_observation
+from chronos.optimizer.recovery_config import in_force
 from chronos.signals.live import LiveSignals
 from chronos.signals.taskmanager_pauses import watch_pauses
 from chronos.stack.faults import KillTaskManager, PauseTaskManager
@@ -83,7 +84,7 @@ def kills(state: StackState, client: FlinkRestClient, job: str, settings: DemoSe
         for i in range(args.kills):
             m = measure_recovery(signals, KillTaskManager(state.stack_dir_path), WorstCase(before_s=args.before),
                                  warmup_s=args.warmup, hold_s=args.hold, timeout_s=args.timeout,
-                                 settings_in_force=recovery_settings_in_force(state.stack_dir_path))
+                                 settings_in_force=recovery_settings_in_force(client, state.stack_dir_path))
             row = {"arm": arm, "kill": i + 1, **phases(asdict(m)), "measurement": asdict(m)}
             rows.append(row)
             console.print(f"{arm} kill {i + 1}: detect {row['detect_s']} s, all running {row['running_s']} s, "
@@ -112,12 +113,9 @@ def pauses(state: StackState, client: FlinkRestClient, job: str, arm: str, timeo
             "false_failovers": false}
 
 
-def recovery_settings_in_force(stack_dir: Path) -> tuple[tuple[str, str], ...]:
+def recovery_settings_in_force(client: FlinkRestClient, stack_dir: Path) -> tuple[tuple[str, str], ...]:
     state = load_state(stack_dir)
-    if state is None:
-        return ()
-    spare = ((SPARE_KEY, str(state.spare_taskmanagers)),) if state.spare_taskmanagers else ()
-    return state.flink_settings + spare
+    return in_force(client.jobmanager_config(), state.spare_taskmanagers if state is not None else 0)
 
 
 def compare_models(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:

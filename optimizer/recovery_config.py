@@ -181,3 +181,11 @@ def settings_config(settings: RecoverySettings, version: Version) -> FlinkSettin
         ("heartbeat.rpc-failure-threshold", str(settings.rpc_failure_threshold)),
         ("restart-strategy.fixed-delay.delay", _ms(settings.restart_delay_s)),
     ], version)
+
+
+def in_force(config: Mapping[str, str], spare_taskmanagers: int = 0) -> tuple[tuple[str, str], ...]:
+    """The catalog's settings out of a cluster's whole configuration (as its JobManager read it: what is in force,
+    ours and the cluster's own alike), plus the spare TaskManagers beside it, as stored with a recovery."""
+    known = {spec.key for spec in CATALOG}
+    spare = (("chronos.spare-taskmanagers", str(spare_taskmanagers)),) if spare_taskmanagers else ()
+    return tuple((k, str(v)) for k, v in sorted(config.items()) if k in known) + spare

@@ -76,7 +76,7 @@ def chaos_kill_taskmanager(
 
                 m = measure_recovery(signals, KillTaskManager(sd, replace=replace_tm), strategy, warmup_s=warmup,
                                      hold_s=hold, timeout_s=timeout, on_sample=show,
-                                     settings_in_force=wiring.recovery_settings_in_force(sd))
+                                     settings_in_force=wiring.recovery_settings_in_force(client, sd))
         finally:
             signals.close()
             if journal is not None:

@@ -23,6 +23,7 @@ from chronos.k8s.flink_deployment import DeploymentRealizer
 from chronos.model import TERMINAL_STATES, CheckpointSettings, JobIO, JobSpec, check_bootstrap
 from chronos.optimizer.phase_model import PhaseModel, fit_phase_model
 from chronos.optimizer.phase_observations import phase_observations
+from chronos.optimizer.recovery_config import in_force
 from chronos.profiler.input_sample import InputSample
 from chronos.profiler.settings import ProfileSettings
 from chronos.profiler.store import ProfileStore
@@ -299,11 +300,11 @@ def cluster_reconfigurer(client: FlinkRestClient, stack_dir: Path, journal: Tune
                                job_of, say)
 
 
-def recovery_settings_in_force(stack_dir: Path) -> tuple[tuple[str, str], ...]:
-    """The local stack's recovery settings beyond Flink's defaults, stored with each recovery measured on it."""
-    state = require_stack(stack_dir)
-    spare = (("chronos.spare-taskmanagers", str(state.spare_taskmanagers)),) if state.spare_taskmanagers else ()
-    return state.flink_settings + spare
+def recovery_settings_in_force(client: FlinkRestClient, stack_dir: Path) -> tuple[tuple[str, str], ...]:
+    """The recovery settings in force on the cluster (its JobManager's configuration) and the local stack's spare
+    TaskManagers, stored with each recovery measured on it."""
+    state = load_state(stack_dir)
+    return in_force(client.jobmanager_config(), state.spare_taskmanagers if state is not None else 0)
 
 
 def measured_phase_model(db: Path) -> PhaseModel | None:

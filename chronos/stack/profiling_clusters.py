@@ -23,6 +23,7 @@ from chronos.jobs.parallel_load import LoadPlan, run_parallel_load
 from chronos.jobs.replay_load import ReplayPlan, run_replay
 from chronos.jobs.topics import delete_topics, ensure_topics
 from chronos.model import CheckpointSettings, JobSpec
+from chronos.optimizer.recovery_config import in_force
 from chronos.profiler.copies import JobCopy
 from chronos.profiler.input_sample import InputSample
 from chronos.rates import RateProfile
@@ -82,8 +83,11 @@ class LocalProfilingCluster:
         state = load_state(self.stack_dir)
         if state is None:
             return ()
-        spare = (("chronos.spare-taskmanagers", str(state.spare_taskmanagers)),) if state.spare_taskmanagers else ()
-        return state.flink_settings + spare
+        try:
+            with FlinkRestClient(state.rest_url) as client:
+                return in_force(client.jobmanager_config(), state.spare_taskmanagers)
+        except ChronosError:  # unreadable: what chronos laid over the cluster's own config, at least
+            return in_force(dict(state.flink_settings), state.spare_taskmanagers)
 
     def taskmanager_cpu_seconds(self) -> float | None:
         """CPU seconds of the live TaskManagers (after a fault: the replacement's, from its start)."""

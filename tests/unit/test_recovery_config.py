@@ -80,3 +80,14 @@ def test_the_cli_refuses_a_key_this_flink_does_not_know_in_one_line_before_touch
     assert_one_line_error(done, "Flink 2.3 does not know the setting 'state.backend.local-recovery'",
                           "execution.state-recovery.from-local")
     assert not (tmp_path / "stack.json").exists()
+
+
+def test_what_is_in_force_is_read_off_the_whole_cluster_configuration() -> None:
+    from chronos.optimizer.recovery_config import in_force
+
+    config = {"heartbeat.timeout": "5000 ms", "restart-strategy.fixed-delay.delay": "2 s", "rest.port": "8081",
+              "taskmanager.numberOfTaskSlots": "4"}
+    assert in_force(config, spare_taskmanagers=1) == (("heartbeat.timeout", "5000 ms"),
+                                                      ("restart-strategy.fixed-delay.delay", "2 s"),
+                                                      ("chronos.spare-taskmanagers", "1"))
+    assert recovery_settings(dict(in_force(config))).restart_delay_s == 2.0, "the cluster's own delay, not 1 s"
