@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import signal
 import time
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
@@ -62,14 +63,28 @@ def _live_taskmanager(state: StackState, index: int | None) -> ProcessRecord:
 
 
 def _busiest_rpc_port(rest_url: str) -> int | None:
-    """The RPC port of the TaskManager with the fewest free slots, off its id (`host:port-suffix`)."""
-    try:
-        reply = httpx.get(f"{rest_url}/taskmanagers", timeout=5.0).json()
-        taskmanagers = sorted(reply.get("taskmanagers", []), key=lambda tm: int(tm.get("freeSlots", 0)))
-        port = str(taskmanagers[0]["id"]).rsplit(":", 1)[1].split("-", 1)[0]
-        return int(port)
-    except (httpx.HTTPError, ValueError, KeyError, IndexError):
-        return None
+    """The RPC port (off its id, `host:port-suffix`) of the TaskManager running most of the running jobs' subtasks
+    (read from where Flink deployed them), else of the one with the fewest free slots; None if Flink cannot say."""
+    for _ in range(3):  # a slow answer on a loaded host is asked again, not taken for "no job"
+        try:
+            hosted: Counter[str] = Counter()
+            jobs = httpx.get(f"{rest_url}/jobs/overview", timeout=5.0).json().get("jobs", [])
+            for job in (j for j in jobs if j.get("state") == "RUNNING"):
+                detail = httpx.get(f"{rest_url}/jobs/{job['jid']}", timeout=5.0).json()
+                for vertex in detail.get("vertices", []):
+                    placed = httpx.get(f"{rest_url}/jobs/{job['jid']}/vertices/{vertex['id']}/taskmanagers",
+                                       timeout=5.0).json()
+                    for tm in placed.get("taskmanagers", []):
+                        hosted[str(tm["taskmanager-id"])] += sum(int(v) for v in tm.get("status-counts", {}).values())
+            if hosted:
+                busiest = hosted.most_common(1)[0][0]
+            else:
+                reply = httpx.get(f"{rest_url}/taskmanagers", timeout=5.0).json()
+                busiest = str(min(reply.get("taskmanagers", []), key=lambda tm: int(tm.get("freeSlots", 0)))["id"])
+            return int(busiest.rsplit(":", 1)[1].split("-", 1)[0])
+        except (httpx.HTTPError, ValueError, KeyError, IndexError, TypeError):
+            time.sleep(1.0)
+    return None
 
 
 def _listening_ports(pid: int) -> set[int]:
