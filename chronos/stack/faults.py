@@ -49,27 +49,27 @@ def _live_taskmanagers(state: StackState) -> list[ProcessRecord]:
     return live
 
 
-def _live_taskmanager(state: StackState, index: int | None) -> ProcessRecord:
+def _live_taskmanager(state: StackState, index: int | None, job_id: str | None = None) -> ProcessRecord:
     """The one at `index`, or (None) the one running most of the jobs' tasks: with spare TaskManagers beside
     it, breaking an idle one would break nothing a job notices."""
     live = _live_taskmanagers(state)
     if index is not None or len(live) == 1:
         return live[(index or 0) % len(live)]
-    busy = _busiest_rpc_port(state.rest_url)
+    busy = _busiest_rpc_port(state.rest_url, job_id)
     for record in live:
         if busy is not None and busy in _listening_ports(record.pid):
             return record
     return live[0]
 
 
-def _busiest_rpc_port(rest_url: str) -> int | None:
+def _busiest_rpc_port(rest_url: str, job_id: str | None = None) -> int | None:
     """The RPC port (off its id, `host:port-suffix`) of the TaskManager running most of the running jobs' subtasks
     (read from where Flink deployed them), else of the one with the fewest free slots; None if Flink cannot say."""
     for _ in range(3):  # a slow answer on a loaded host is asked again, not taken for "no job"
         try:
             hosted: Counter[str] = Counter()
             jobs = httpx.get(f"{rest_url}/jobs/overview", timeout=5.0).json().get("jobs", [])
-            for job in (j for j in jobs if j.get("state") == "RUNNING"):
+            for job in (j for j in jobs if j.get("state") == "RUNNING" and job_id in (None, j.get("jid"))):
                 detail = httpx.get(f"{rest_url}/jobs/{job['jid']}", timeout=5.0).json()
                 for vertex in detail.get("vertices", []):
                     placed = httpx.get(f"{rest_url}/jobs/{job['jid']}/vertices/{vertex['id']}/taskmanagers",
@@ -108,15 +108,16 @@ class KillTaskManager:
     cluster manager would."""
 
     def __init__(self, stack_dir: Path, index: int | None = None, replace: bool = True,
-                 wall_ms: Callable[[], int] = _now_ms) -> None:
+                 wall_ms: Callable[[], int] = _now_ms, job_id: str | None = None) -> None:
         self._stack_dir = stack_dir
+        self._job_id = job_id  # the job whose TaskManager to break, when spares run beside it
         self._index = index
         self._replace = replace
         self._wall_ms = wall_ms
 
     def inject(self) -> FaultRecord:
         state = _state(self._stack_dir)
-        victim = _live_taskmanager(state, self._index)
+        victim = _live_taskmanager(state, self._index, self._job_id)
         wall, mono = self._wall_ms(), time.monotonic()
         _signal(victim, signal.SIGKILL, "cannot kill the TaskManager")
         detail = f"killed pid {victim.pid}"

@@ -53,7 +53,7 @@ class Recovery:
 
 def kill_and_time(flink: FlinkRestClient, stack: StackState, job_id: str) -> Recovery:
     wait_until(lambda: flink.checkpoints(job_id).counts.completed >= 2, 60, what="checkpoints before the kill")
-    KillTaskManager(stack.stack_dir_path).inject()  # the one running the job; replaced at once, as a cluster manager would
+    KillTaskManager(stack.stack_dir_path, job_id=job_id).inject()  # the one running the job; replaced at once
     start = time.monotonic()
     detect = wait_until(lambda: not flink.job(job_id).all_running and time.monotonic() - start, 90, interval_s=0.1,
                         what="Flink to find the loss")
@@ -90,6 +90,7 @@ def assert_exactly_once(demo_job: DemoJob, load: BackgroundLoad) -> None:
 def test_a_kill_is_found_and_rescheduled_clearly_sooner_at_the_proposed_settings_than_at_flinks_defaults(
     demo_job: DemoJob, flink: FlinkRestClient, stack: StackState, reset_after: None
 ) -> None:
+    quiesce(flink)  # this stack is the test's alone now: no other test's job beside it when it is reconfigured
     restart_flink(stack.stack_dir_path, (), 0)  # Flink's defaults, whatever this worker's stack runs with
     job_id, load = under_counted_load(demo_job)
     try:
