@@ -12,9 +12,7 @@ from collections.abc import Sequence
 
 from chronos.model import RecoveryMeasurement
 from chronos.optimizer.phase_model import Fault, PhaseObservation, Phases, RecoveryConditions
-from chronos.optimizer.recovery_config import recovery_settings
-
-SPARE_KEY = "chronos.spare-taskmanagers"  # beside the Flink keys in `settings_in_force`: the cluster's shape
+from chronos.optimizer.recovery_config import SPARE_KEY, recovery_settings
 
 
 def fault_kind(kind: str) -> Fault | None:

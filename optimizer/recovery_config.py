@@ -56,6 +56,7 @@ CATALOG: tuple[SettingSpec, ...] = (
 )
 
 _BY_KEY = {spec.key: spec for spec in CATALOG}
+SPARE_KEY = "chronos.spare-taskmanagers"  # beside the Flink keys in a recovery's settings in force: the cluster's shape
 _UNITS = {"ms": 0.001, "milli": 0.001, "millis": 0.001, "millisecond": 0.001, "milliseconds": 0.001,
           "s": 1.0, "sec": 1.0, "secs": 1.0, "second": 1.0, "seconds": 1.0,
           "min": 60.0, "m": 60.0, "minute": 60.0, "minutes": 60.0,
@@ -187,5 +188,5 @@ def in_force(config: Mapping[str, str], spare_taskmanagers: int = 0) -> tuple[tu
     """The catalog's settings out of a cluster's whole configuration (as its JobManager read it: what is in force,
     ours and the cluster's own alike), plus the spare TaskManagers beside it, as stored with a recovery."""
     known = {spec.key for spec in CATALOG}
-    spare = (("chronos.spare-taskmanagers", str(spare_taskmanagers)),) if spare_taskmanagers else ()
+    spare = ((SPARE_KEY, str(spare_taskmanagers)),) if spare_taskmanagers else ()
     return tuple((k, str(v)) for k, v in sorted(config.items()) if k in known) + spare
