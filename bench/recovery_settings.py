@@ -3,6 +3,9 @@
 one stack and one job (issue 18); then the pauses: how many false failovers each arm's timeout allows.
 
     .venv/bin/python bench/recovery_settings.py [--rate 2000] [--interval 2] [--kills 5] [--warmup 20]
+    .venv/bin/python bench/recovery_settings.py --recompute bench/results/recovery_settings*.json
+
+(`--recompute`: the model comparison of stored runs done again with the models as they are now, no stack.)
 
 Both arms run the demo job under `--rate` events/s from a separate `chronos load run` process; each kill is fired
 `--before` s before the next checkpoint (the worst case) and measured by `chronos.chaos.measure_recovery`:
@@ -39,8 +42,9 @@ from chronos.flink.submit import RestSubmitter
 from chronos.jobs.demo import DemoSettings, demo_spec
 from chronos.jobs.topics import ensure_topics
 from chronos.model import CheckpointSettings, FaultRecord, RecoveryMeasurement
+from chronos.optimizer.models import family_names, make_family
 from chronos.optimizer.phase_model import fit_phase_model, held_out_by_setting
-from chronos.optimizer.phase_observations import phase_observation
+from chronos.optimizer.phase_observations import phase_observations
 from chronos.optimizer.recovery_config import in_force
 from chronos.signals.live import LiveSignals
 from chronos.signals.taskmanager_pauses import watch_pauses
@@ -118,29 +122,42 @@ def recovery_settings_in_force(client: FlinkRestClient, stack_dir: Path) -> tupl
     return in_force(client.jobmanager_config(), state.spare_taskmanagers if state is not None else 0)
 
 
-def compare_models(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+def with_stack_delay(settings: Sequence[Sequence[str]]) -> tuple[tuple[str, str], ...]:
+    """Runs before the whole configuration in force was stored kept only the keys set over the stack's: its
+    restart delay (2 s, fixed-delay, chronos/stack/flink_cluster.py) was in force unless one was set."""
+    pairs = tuple((k, v) for k, v in settings)
+    if any(k.startswith("restart-strategy.") for k, _ in pairs):
+        return pairs
+    return (*pairs, ("restart-strategy.fixed-delay.delay", "2 s"))
+
+
+def compare_models(rows: Sequence[dict[str, Any]], rate: float = 2000.0) -> dict[str, Any]:
     """Every setting's recoveries (back in band) predicted from the other settings' alone: the phase model (which
-    sees the settings) against Khaos's linear model on interval and rate (which cannot)."""
-    from sklearn.linear_model import LinearRegression
+    sees the settings) against every black-box family the tuner fits, on interval and rate (which cannot)."""
+    import numpy as np
 
     measured = [(RecoveryMeasurement(**{**r["measurement"], "fault": FaultRecord(**r["measurement"]["fault"]),
-                                        "settings_in_force": tuple(tuple(kv) for kv in
-                                                                   r["measurement"]["settings_in_force"])}),
+                                        "settings_in_force": with_stack_delay(r["measurement"]["settings_in_force"])}),
                  r["arm"]) for r in rows]
-    observations = [(o, arm) for m, arm in measured if (o := phase_observation(m, 2000.0)) is not None]
+    usable = [(m, arm) for m, arm in measured if m.recovered_ms is not None]
+    observed = phase_observations([(m, rate, 0.0) for m, _ in usable])
+    observations = [(o, arm) for o, (_, arm) in zip(observed, usable, strict=True)]
     arms = list(dict.fromkeys(arm for _, arm in observations))
     if len(arms) < 2:
         return {"note": "fewer than two settings measured"}
-    out: dict[str, Any] = {"phase_model_held_out_mape": held_out_by_setting([o for o, _ in observations])}
-    errors = []
+    held_out = held_out_by_setting([o for o, _ in observations])
+    out: dict[str, Any] = {"phase_model_held_out_mape": None if held_out is None else round(held_out, 4)}
+    errors: dict[str, list[float]] = {name: [] for name in family_names()}
     for held in arms:
         train = [o for o, arm in observations if arm != held]
         test = [o for o, arm in observations if arm == held]
-        x = [[o.conditions.checkpoint_age_s, o.conditions.rate] for o in train]
-        linear = LinearRegression().fit(x, [o.measured.total_s for o in train])
-        for o in test:
-            predicted = float(linear.predict([[o.conditions.checkpoint_age_s, o.conditions.rate]])[0])
-            errors.append(abs(predicted - o.measured.total_s) / o.measured.total_s)
+        x = np.asarray([[o.conditions.checkpoint_age_s, o.conditions.rate / 1000] for o in train])
+        for name in family_names():
+            family = make_family(name, 0).fit(x, [o.measured.total_s for o in train])
+            for o in test:
+                predicted = float(family.predict(np.asarray([[o.conditions.checkpoint_age_s,
+                                                              o.conditions.rate / 1000]]))[0])
+                errors[name].append(abs(predicted - o.measured.total_s) / o.measured.total_s)
         model = fit_phase_model(train)
         out[held] = {"measured_mean_s": round(statistics.mean(o.measured.total_s for o in test), 2),
                      "phase_model_mean_s": round(statistics.mean(
@@ -150,8 +167,26 @@ def compare_models(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
                      "phases_predicted": {k: round(statistics.mean(getattr(model.predict(o.settings, o.conditions), k)
                                                                    for o in test), 2)
                                           for k in ("detect_s", "reschedule_s", "catchup_s")}}
-    out["linear_held_out_mape"] = round(statistics.mean(errors), 4)
+    out["black_box_held_out_mape"] = {name: round(statistics.mean(e), 4) for name, e in errors.items()}
+    out["linear_held_out_mape"] = out["black_box_held_out_mape"]["linear"]
     return out
+
+
+def recompute(paths: Sequence[Path]) -> None:
+    for path in paths:
+        result = json.loads(path.read_text())
+        if any("settings_in_force" not in r["measurement"] for r in result["rows"]):
+            console.print(f"{path.name}: no settings stored with its recoveries (measured before they were); left as is")
+            continue
+        result["models"] = compare_models(result["rows"], result["settings"]["rate"])
+        path.write_text(json.dumps(result, indent=1) + "\n")
+        models = result["models"]
+        if "black_box_held_out_mape" not in models:
+            console.print(f"{path.name}: {models}")
+            continue
+        phase = models["phase_model_held_out_mape"]
+        console.print(f"{path.name}: phase model {'n/a' if phase is None else f'{phase:.0%}'} held out by setting; "
+                      + ", ".join(f"{k} {v:.0%}" for k, v in models["black_box_held_out_mape"].items()))
 
 
 def current_job(client: FlinkRestClient, name: str) -> str:
@@ -179,7 +214,11 @@ def main(argv: Sequence[str]) -> None:
     parser.add_argument("--warmup", type=float, default=20.0)
     parser.add_argument("--hold", type=float, default=10.0)
     parser.add_argument("--timeout", type=float, default=180.0)
+    parser.add_argument("--recompute", type=Path, nargs="+", help="stored results to compare the models on again")
     args = parser.parse_args(argv)
+    if args.recompute:
+        recompute(args.recompute)
+        return
     RESULTS.mkdir(exist_ok=True)
     raw = RESULTS / "recovery_settings.json"
     started = time.strftime("%Y-%m-%d %H:%M")
@@ -221,7 +260,7 @@ def main(argv: Sequence[str]) -> None:
                                          for tm in (now.taskmanagers if now else ())) / 2**20)
                     raw.write_text(json.dumps({
                         "date": started, "machine": "2 cores, 24 GiB", "settings": vars(args),
-                        "summary": summary(rows), "models": compare_models(rows), "proposal": proposal,
+                        "summary": summary(rows), "models": compare_models(rows, args.rate), "proposal": proposal,
                         "pauses": pause_rows,
                         "taskmanager_rss_mib": rss, "rows": rows}, indent=1) + "\n")
         finally:

@@ -30,7 +30,8 @@ from sklearn.preprocessing import FunctionTransformer, PolynomialFeatures, Stand
 from chronos.optimizer.grid import GridModel
 from chronos.optimizer.model_values import FitReport, Observation, Prediction
 
-__all__ = ["FitReport", "FittedModel", "Observation", "Prediction", "fit_best", "fit_grid"]
+__all__ = ["FitReport", "FittedModel", "Observation", "Prediction", "family_names", "fit_best", "fit_grid",
+           "make_family"]
 
 
 def _log_interval(x: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -50,6 +51,15 @@ def _families(seed: int) -> dict[str, Callable[[], RegressorMixin | Pipeline]]:
         "gaussian-process": lambda: make_pipeline(log, StandardScaler(), GaussianProcessRegressor(
             ConstantKernel() * RBF(length_scale=[1.0, 1.0]) + WhiteKernel(), normalize_y=True, random_state=seed)),
     }
+
+
+def family_names() -> tuple[str, ...]:
+    return tuple(_families(0))
+
+
+def make_family(name: str, seed: int) -> RegressorMixin | Pipeline:
+    """A fresh, unfitted estimator of the family `name` (features: interval s, rate in thousands per s)."""
+    return _families(seed)[name]()
 
 
 def _features(intervals: Sequence[float], rates: Sequence[float]) -> NDArray[np.float64]:

@@ -3,13 +3,19 @@ settings profiled can say what a setting never profiled would do (the black-box 
 interval and rate).
 
 - detection: Flink finds a dead TaskManager when `heartbeat.rpc-failure-threshold` consecutive heartbeat RPCs
-  fail, one per `heartbeat.interval` (whichever of that and `heartbeat.timeout` comes first); a hung one answers
-  nothing and is found only at the timeout: detect = base + slope x that bound;
-- rescheduling (failure seen -> every task RUNNING): base + slope x the restart strategy's delay, plus the time a
-  replacement TaskManager takes to start and register when no spare slots wait for the tasks;
+  fail, one per `heartbeat.interval` (whichever of that and `heartbeat.timeout` comes first); the kill lands at a
+  random moment of an interval, so on average (threshold - 1/2) intervals. A hung one answers nothing and is found
+  only at the timeout, counted from the last heartbeat heard (on average half an interval before the pause):
+  detect = max(floor, base + slope x that expected time). The floor is what no heartbeat setting lowers (the job
+  leaving RUNNING as Flink's REST API shows it: measured 2.5-4 s here with 0.5-2 s heartbeats);
+- rescheduling (failure seen -> every task RUNNING): base + slope x the restart strategy's delay, plus, when no
+  spare slots wait for the tasks, what is left of a replacement TaskManager's start once the failure is found (it
+  starts when the old one dies, on Kubernetes or under a supervisor, so a slow detection hides it);
 - restore: base + per GiB of state;
 - catch-up: the backlog (input since the restored checkpoint was taken, including the outage) drained at the
-  spare throughput: k x rate x (checkpoint age + outage) / (capacity - rate).
+  spare throughput, after a start-up (base) and, for an exactly-once sink, the wait for the first checkpoint after
+  the restart to commit what was replayed (a share of the interval):
+  base + per_interval x interval + k x rate x (checkpoint age + outage) / (capacity - rate).
 Each phase is a least-squares fit (numpy) on the phases measured; the error reported is held out by setting
 (every recovery of one setting predicted from the others), never the fit error. Pure: values in, values out.
 """
@@ -38,9 +44,16 @@ class RecoverySettings:
     spare_slots: bool = False
 
     def detection_bound_s(self, fault: Fault) -> float:
+        """The longest it can take (what an operator is promised)."""
         if fault == "pause":
             return self.heartbeat_timeout_s
         return min(self.heartbeat_timeout_s, self.rpc_failure_threshold * self.heartbeat_interval_s)
+
+    def expected_detection_s(self, fault: Fault) -> float:
+        """What it takes on average: the fault lands at a random moment of a heartbeat interval."""
+        if fault == "pause":
+            return max(0.0, self.heartbeat_timeout_s - self.heartbeat_interval_s / 2)
+        return min(self.heartbeat_timeout_s, (self.rpc_failure_threshold - 0.5) * self.heartbeat_interval_s)
 
 
 @dataclass(frozen=True)
@@ -52,6 +65,7 @@ class RecoveryConditions:
     capacity: float  # the most it sustains, records/s
     checkpoint_age_s: float  # since the trigger of the checkpoint it restores
     state_bytes: float
+    interval_s: float = 0.0  # the checkpoint interval in force
 
 
 @dataclass(frozen=True)
@@ -75,13 +89,16 @@ class PhaseObservation:
 
 @dataclass(frozen=True)
 class PhaseParameters:
+    detect_floor_s: float  # no heartbeat setting finds a failure sooner
     detect_base_s: float
     detect_per_bound: float
     reschedule_base_s: float
     reschedule_per_delay: float
-    replacement_s: float  # extra without spare slots: a TaskManager must start and register
+    replacement_s: float  # without spare slots, from the fault until a replacement TaskManager has registered
     restore_base_s: float
     restore_s_per_gib: float
+    catchup_base_s: float  # the restarted job's start-up before it drains at full speed
+    catchup_per_interval: float  # exactly-once output: the wait for the first checkpoint after the restart
     catchup_factor: float  # 1: the backlog drains at exactly the spare throughput
 
 
@@ -93,13 +110,15 @@ class PhaseModel:
 
     def predict(self, settings: RecoverySettings, conditions: RecoveryConditions) -> Phases:
         p = self.parameters
-        detect = max(0.0, p.detect_base_s + p.detect_per_bound * settings.detection_bound_s(conditions.fault))
-        reschedule = max(0.0, p.reschedule_base_s + p.reschedule_per_delay * settings.restart_delay_s
-                         + (0.0 if settings.spare_slots else p.replacement_s))
+        detect = max(p.detect_floor_s, p.detect_base_s
+                     + p.detect_per_bound * settings.expected_detection_s(conditions.fault), 0.0)
+        waiting = 0.0 if settings.spare_slots else max(0.0, p.replacement_s - detect)
+        reschedule = max(0.0, p.reschedule_base_s + p.reschedule_per_delay * settings.restart_delay_s + waiting)
         restore = max(0.0, p.restore_base_s + p.restore_s_per_gib * conditions.state_bytes / GIB)
         spare = conditions.capacity - conditions.rate
         backlog = conditions.rate * (conditions.checkpoint_age_s + detect + reschedule + restore)
-        catchup = math.inf if spare <= 0 else max(0.0, p.catchup_factor * backlog / spare)
+        catchup = math.inf if spare <= 0 else max(0.0, p.catchup_base_s + p.catchup_per_interval * conditions.interval_s
+                                                  + p.catchup_factor * backlog / spare)
         return Phases(detect, reschedule, restore, catchup)
 
 
@@ -115,12 +134,70 @@ def _lstsq(rows: Sequence[Sequence[float]], values: Sequence[float]) -> list[flo
     return full
 
 
-# Before any recovery is measured in phases: detection as its bound (the failed heartbeat RPCs or the timeout,
-# plus half a second), rescheduling a second plus the restart delay plus ~8 s for a replacement TaskManager to
-# start and register (the recovery sweep on the 2-core machine: all RUNNING 18.8-30.4 s after a kill at the
-# default heartbeats), restore a second plus 10 s per GiB, catch-up at exactly the spare throughput.
-PRIOR = PhaseParameters(detect_base_s=0.5, detect_per_bound=1.0, reschedule_base_s=1.0, reschedule_per_delay=1.0,
-                        replacement_s=8.0, restore_base_s=1.0, restore_s_per_gib=10.0, catchup_factor=1.0)
+# Before any recovery is measured in phases: detection its expected time plus a second and a half, never under
+# 2.5 s (bench/results/recovery_settings*.json: 11-17 s mean at Flink's defaults, whose expected time is 15 s;
+# 2.4-3.8 s with 0.5-2 s heartbeats), rescheduling a second plus the restart delay plus what is left of the ~8 s
+# a replacement TaskManager takes to start and register (2-core machine, local stack), restore a second plus
+# 10 s per GiB, catch-up a second of start-up, half an interval's wait for the first checkpoint, and the backlog
+# at exactly the spare throughput.
+PRIOR = PhaseParameters(detect_floor_s=2.5, detect_base_s=1.5, detect_per_bound=1.0, reschedule_base_s=1.0,
+                        reschedule_per_delay=1.0, replacement_s=8.0, restore_base_s=1.0, restore_s_per_gib=10.0,
+                        catchup_base_s=1.0, catchup_per_interval=0.5, catchup_factor=1.0)
+
+
+def _fit_detection(observations: Sequence[PhaseObservation], p: PhaseParameters) -> tuple[float, float, float]:
+    """Floor, base and slope: the recoveries the line would put under the floor measure the floor (their mean), the
+    others the line (as a departure from the prior); split again with the new line until the split holds."""
+    floor, base, slope = p.detect_floor_s, p.detect_base_s, p.detect_per_bound
+    for _ in range(5):
+        expected = [(o, o.settings.expected_detection_s(o.conditions.fault)) for o in observations]
+        low = [o.measured.detect_s for o, e in expected if base + slope * e <= floor]
+        line = [(o, e) for o, e in expected if base + slope * e > floor]
+        new_floor = float(np.mean(low)) if low else p.detect_floor_s
+        if line:
+            departure = _lstsq([[1.0, e] for _, e in line],
+                               [o.measured.detect_s - p.detect_base_s - p.detect_per_bound * e for o, e in line])
+            new_base, new_slope = p.detect_base_s + departure[0], p.detect_per_bound + departure[1]
+        else:
+            new_base, new_slope = p.detect_base_s, p.detect_per_bound
+        if (new_floor, new_base, new_slope) == (floor, base, slope):
+            break
+        floor, base, slope = new_floor, new_base, new_slope
+    return floor, base, slope
+
+
+def _fit_catchup(observations: Sequence[PhaseObservation], p: PhaseParameters) -> tuple[float, float, float]:
+    rows, values = [], []
+    for o in observations:
+        spare = o.conditions.capacity - o.conditions.rate
+        if spare > 0:
+            m = o.measured
+            drain = o.conditions.rate * (o.conditions.checkpoint_age_s + m.detect_s + m.reschedule_s + m.restore_s) / spare
+            rows.append([1.0, o.conditions.interval_s, drain])
+            values.append(m.catchup_s - p.catchup_base_s - p.catchup_per_interval * o.conditions.interval_s
+                          - p.catchup_factor * drain)
+    if not rows:
+        return p.catchup_base_s, p.catchup_per_interval, p.catchup_factor
+    departure = _lstsq(rows, values)
+    return p.catchup_base_s + departure[0], p.catchup_per_interval + departure[1], p.catchup_factor + departure[2]
+
+
+def _fit_reschedule(observations: Sequence[PhaseObservation], p: PhaseParameters) -> tuple[float, float, float]:
+    """Base, slope per delay and replacement: the recoveries without spare slots found before the replacement
+    registered wait for it (reschedule + detect = base + slope x delay + replacement), the others do not; split
+    again with the new replacement time until the split holds."""
+    base, slope, replacement = p.reschedule_base_s, p.reschedule_per_delay, p.replacement_s
+    for _ in range(5):
+        waits = [0.0 if o.settings.spare_slots or o.measured.detect_s >= replacement else 1.0 for o in observations]
+        departure = _lstsq([[1.0, o.settings.restart_delay_s, w] for o, w in zip(observations, waits, strict=True)],
+                           [o.measured.reschedule_s + w * o.measured.detect_s - p.reschedule_base_s
+                            - p.reschedule_per_delay * o.settings.restart_delay_s - w * p.replacement_s
+                            for o, w in zip(observations, waits, strict=True)])
+        new = (p.reschedule_base_s + departure[0], p.reschedule_per_delay + departure[1], p.replacement_s + departure[2])
+        if new == (base, slope, replacement):
+            break
+        base, slope, replacement = new
+    return base, slope, replacement
 
 
 def fit_parameters(observations: Sequence[PhaseObservation], prior: PhaseParameters = PRIOR) -> PhaseParameters:
@@ -130,30 +207,14 @@ def fit_parameters(observations: Sequence[PhaseObservation], prior: PhaseParamet
     if not observations:
         raise ValueError("no recoveries to fit the phase model on")
     p = prior
-    detect = _lstsq([[1.0, o.settings.detection_bound_s(o.conditions.fault)] for o in observations],
-                    [o.measured.detect_s - p.detect_base_s - p.detect_per_bound
-                     * o.settings.detection_bound_s(o.conditions.fault) for o in observations])
-    reschedule = _lstsq([[1.0, o.settings.restart_delay_s, 0.0 if o.settings.spare_slots else 1.0]
-                         for o in observations],
-                        [o.measured.reschedule_s - p.reschedule_base_s - p.reschedule_per_delay * o.settings.restart_delay_s
-                         - (0.0 if o.settings.spare_slots else p.replacement_s) for o in observations])
+    floor, detect_base, detect_slope = _fit_detection(observations, p)
+    reschedule = _fit_reschedule(observations, p)
     restore = _lstsq([[1.0, o.conditions.state_bytes / GIB] for o in observations],
                      [o.measured.restore_s - p.restore_base_s - p.restore_s_per_gib * o.conditions.state_bytes / GIB
                       for o in observations])
-    xs, ys = [], []
-    for o in observations:
-        spare = o.conditions.capacity - o.conditions.rate
-        if spare > 0:
-            m = o.measured
-            x = o.conditions.rate * (o.conditions.checkpoint_age_s + m.detect_s + m.reschedule_s + m.restore_s) / spare
-            xs.append(x)
-            ys.append(m.catchup_s - p.catchup_factor * x)
-    denominator = sum(x * x for x in xs)
-    factor = p.catchup_factor + (sum(x * y for x, y in zip(xs, ys, strict=True)) / denominator if denominator > 0 else 0.0)
-    return PhaseParameters(p.detect_base_s + detect[0], p.detect_per_bound + detect[1],
-                           p.reschedule_base_s + reschedule[0], p.reschedule_per_delay + reschedule[1],
-                           p.replacement_s + reschedule[2], p.restore_base_s + restore[0],
-                           p.restore_s_per_gib + restore[1], factor)
+    catchup_base, per_interval, factor = _fit_catchup(observations, p)
+    return PhaseParameters(floor, detect_base, detect_slope, *reschedule, p.restore_base_s + restore[0],
+                           p.restore_s_per_gib + restore[1], catchup_base, per_interval, factor)
 
 
 def held_out_by_setting(observations: Sequence[PhaseObservation]) -> float | None:

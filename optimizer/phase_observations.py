@@ -4,10 +4,15 @@ in force stored with it), the conditions (fault, input rate, capacity, checkpoin
 What the measurements cannot split is said, not guessed: the time from "failure seen" to "every task RUNNING"
 holds both rescheduling and restore (Flink reports no moment between them that survives a TaskManager loss), so it
 is all counted as rescheduling and restore is 0 (the model then fits restore to nothing, and rescheduling's base
-carries it). A recovery without a capacity measured (or not recovered) is no observation. Pure."""
+carries it). A recovery without a capacity measured (or not recovered) is no observation.
+
+The capacity a catch-up is divided by is the job's, not the one catch-up's: the upper decile of throughput while
+one backlog drained ranged 2-30k records/s across 15 kills of one job at one rate here
+(bench/results/recovery_settings.json), so `phase_observations` gives every recovery the median of them. Pure."""
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Sequence
 
 from chronos.model import RecoveryMeasurement
@@ -19,7 +24,9 @@ def fault_kind(kind: str) -> Fault | None:
     return "kill" if kind.startswith("kill") else "pause" if kind.startswith("pause") else None
 
 
-def phase_observation(m: RecoveryMeasurement, rate: float, state_bytes: float = 0.0) -> PhaseObservation | None:
+def phase_observation(m: RecoveryMeasurement, rate: float, state_bytes: float = 0.0,
+                      capacity: float | None = None) -> PhaseObservation | None:
+    """`capacity`: the job's (else this recovery's own)."""
     fault = fault_kind(m.fault.kind)
     at = m.fault.injected_wall_ms
     if (fault is None or m.detected_ms is None or m.running_ms is None or m.recovered_ms is None
@@ -27,13 +34,20 @@ def phase_observation(m: RecoveryMeasurement, rate: float, state_bytes: float = 
         return None
     config = dict(m.settings_in_force)
     settings = recovery_settings({k: v for k, v in config.items() if k != SPARE_KEY}, int(config.get(SPARE_KEY, "0")))
-    conditions = RecoveryConditions(fault, m.catch_up_input_rate or rate, m.capacity,
-                                    m.checkpoint_age_at_fault_ms / 1000, state_bytes)
+    conditions = RecoveryConditions(fault, m.catch_up_input_rate or rate, capacity or m.capacity,
+                                    m.checkpoint_age_at_fault_ms / 1000, state_bytes, m.interval_ms / 1000)
     phases = Phases(max(0.0, (m.detected_ms - at) / 1000), max(0.0, (m.running_ms - m.detected_ms) / 1000), 0.0,
                     max(0.0, (m.recovered_ms - m.running_ms) / 1000))
     return PhaseObservation(settings, conditions, phases)
 
 
 def phase_observations(measurements: Sequence[tuple[RecoveryMeasurement, float, float]]) -> list[PhaseObservation]:
-    """(measurement, input rate, state bytes) triples; the ones that are no observation left out."""
-    return [o for m, rate, state in measurements if (o := phase_observation(m, rate, state)) is not None]
+    """(measurement, input rate, state bytes) triples of one job; the ones that are no observation left out."""
+    return [o for m, rate, state in measurements
+            if (o := phase_observation(m, rate, state, job_capacity([m for m, _, _ in measurements]))) is not None]
+
+
+def job_capacity(measurements: Sequence[RecoveryMeasurement]) -> float | None:
+    """The median of the capacities its catch-ups measured."""
+    capacities = [m.capacity for m in measurements if m.capacity is not None]
+    return statistics.median(capacities) if capacities else None

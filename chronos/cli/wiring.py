@@ -314,11 +314,12 @@ def measured_phase_model(db: Path) -> PhaseModel | None:
         return None
     store = ProfileStore(db)
     try:
-        triples = [(m, run.load_rate, (run.steady.checkpoint_size_bytes or 0.0) if run.steady else 0.0)
-                   for run in store.runs() for m in run.recoveries]
+        observations = [o for profile_id, *_ in store.profiles()  # a profile is one job: its capacity
+                        for o in phase_observations([
+                            (m, run.load_rate, (run.steady.checkpoint_size_bytes or 0.0) if run.steady else 0.0)
+                            for run in store.runs(profile_id) for m in run.recoveries])]
     finally:
         store.close()
-    observations = phase_observations(triples)
     return fit_phase_model(observations) if observations else None
 
 

@@ -67,7 +67,7 @@ def test_the_proposal_shows_each_settings_predicted_effect_and_cost() -> None:
     assert "1536m of memory" in proposal.changes[2].cost and "fails the job over" in proposal.changes[0].cost
     kill, pause = proposal.forecasts
     assert kill.proposed.detect_s < kill.now.detect_s and kill.proposed.reschedule_s < kill.now.reschedule_s
-    assert pause.proposed.detect_s == 5.5 and pause.now.detect_s == 50.5, "a hung TaskManager only at the timeout"
+    assert pause.proposed.detect_s == 6.25 and pause.now.detect_s == 46.5, "a hung one only at the timeout (- half a beat)"
     assert proposal.model == "prior"
     held_back = propose_recovery(current, PauseEvidence(4.0), RecoveryConditions("kill", 0, 1, 0, 0),
                                  spare_allowed=False, taskmanager_memory="1536m")

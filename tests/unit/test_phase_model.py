@@ -19,12 +19,14 @@ from chronos.optimizer.phase_model import (
     held_out_by_setting,
 )
 
-TRUTH = PhaseParameters(detect_base_s=0.8, detect_per_bound=0.95, reschedule_base_s=2.0, reschedule_per_delay=1.0,
-                        replacement_s=9.0, restore_base_s=0.5, restore_s_per_gib=4.0, catchup_factor=1.1)
+TRUTH = PhaseParameters(detect_floor_s=2.0, detect_base_s=0.8, detect_per_bound=0.95, reschedule_base_s=2.0,
+                        reschedule_per_delay=1.0, replacement_s=9.0, restore_base_s=0.5, restore_s_per_gib=4.0,
+                        catchup_base_s=1.5, catchup_per_interval=0.4, catchup_factor=1.1)
 SETTINGS = [RecoverySettings(heartbeat_interval_s=i, heartbeat_timeout_s=t, rpc_failure_threshold=r,
                              restart_delay_s=d, spare_slots=s)
             for i, t, r, d, s in [(10, 50, 2, 1, False), (5, 30, 2, 1, False), (2, 10, 2, 0.5, True),
-                                  (3, 15, 3, 2, False), (1, 6, 2, 0.2, True), (10, 50, 2, 5, True)]]
+                                  (3, 15, 3, 2, False), (1, 6, 2, 0.2, True), (10, 50, 2, 5, True),
+                                  (0.5, 4, 2, 0.5, False)]]
 
 
 def truth(settings: RecoverySettings, conditions: RecoveryConditions, rng: random.Random) -> Phases:
@@ -33,7 +35,8 @@ def truth(settings: RecoverySettings, conditions: RecoveryConditions, rng: rando
     exact = PhaseModel(TRUTH, 0, None).predict(settings, conditions)
     noisy = [v * (1 + rng.gauss(0, 0.03)) for v in (exact.detect_s, exact.reschedule_s, exact.restore_s)]
     spare = conditions.capacity - conditions.rate
-    catchup = TRUTH.catchup_factor * conditions.rate * (conditions.checkpoint_age_s + sum(noisy)) / spare
+    catchup = (TRUTH.catchup_base_s + TRUTH.catchup_per_interval * conditions.interval_s
+               + TRUTH.catchup_factor * conditions.rate * (conditions.checkpoint_age_s + sum(noisy)) / spare)
     return Phases(*noisy, catchup * (1 + rng.gauss(0, 0.03)))
 
 
@@ -43,7 +46,7 @@ def synthetic(seed: int = 3) -> list[PhaseObservation]:
     for settings in SETTINGS:
         for _ in range(5):
             conditions = RecoveryConditions(rng.choice(("kill", "kill", "pause")), rng.uniform(500, 4000), 8000.0,
-                                            rng.uniform(0.5, 30), rng.uniform(0.01, 2) * GIB)
+                                            rng.uniform(0.5, 30), rng.uniform(0.01, 2) * GIB, rng.uniform(1, 30))
             out.append(PhaseObservation(settings, conditions, truth(settings, conditions, rng)))
     return out
 
@@ -96,9 +99,43 @@ def test_a_stored_recovery_becomes_an_observation_at_the_settings_it_was_measure
     o = phase_observation(m, rate=1800.0, state_bytes=GIB)
     assert o is not None
     assert o.settings == RecoverySettings(0.5, 5.0, 2, 1.0, spare_slots=True)
-    assert o.conditions == RecoveryConditions("kill", 2000.0, 6000.0, 1.5, GIB)
+    assert o.conditions == RecoveryConditions("kill", 2000.0, 6000.0, 1.5, GIB, interval_s=2.0)
     assert o.measured == Phases(2.0, 4.0, 0.0, 5.0), "detect, failure seen -> all RUNNING, restore unsplit, catch-up"
     from dataclasses import replace
 
     assert phase_observation(replace(m, capacity=None), 1800.0) is None
     assert phase_observation(replace(m, recovered_ms=None, recovery_s=None), 1800.0) is None
+
+
+def test_no_heartbeat_setting_finds_a_failure_sooner_than_the_floor() -> None:
+    model = fit_phase_model(synthetic())
+    fast = RecoverySettings(heartbeat_interval_s=0.1, heartbeat_timeout_s=2, restart_delay_s=0.5, spare_slots=True)
+    conditions = RecoveryConditions("kill", 1000, 8000, 5, 0, 5)
+    assert model.predict(fast, conditions).detect_s == pytest.approx(TRUTH.detect_floor_s, rel=0.15)
+    assert RecoverySettings().expected_detection_s("kill") == 15.0, "(2 - 1/2) intervals of 10 s: a kill lands mid-beat"
+
+
+def test_a_slow_detection_hides_the_replacement_taskmanagers_start() -> None:
+    from chronos.optimizer.phase_model import PRIOR, PhaseModel
+
+    model = PhaseModel(PRIOR, 0, None)
+    conditions = RecoveryConditions("kill", 1000, 8000, 5, 0, 5)
+    slow, fast = RecoverySettings(), RecoverySettings(heartbeat_interval_s=1, heartbeat_timeout_s=5)
+    assert model.predict(slow, conditions).reschedule_s == PRIOR.reschedule_base_s + PRIOR.reschedule_per_delay
+    waited = model.predict(fast, conditions)
+    assert waited.reschedule_s == pytest.approx(PRIOR.reschedule_base_s + PRIOR.reschedule_per_delay
+                                                + PRIOR.replacement_s - waited.detect_s)
+
+
+def test_every_recovery_of_a_job_is_divided_by_the_jobs_capacity_not_its_own_catch_ups() -> None:
+    from dataclasses import replace
+
+    from chronos.model import FaultRecord, RecoveryMeasurement
+    from chronos.optimizer.phase_observations import phase_observations
+
+    fault = FaultRecord("kill-taskmanager", "pid 1", 100_000, 1.0)
+    m = RecoveryMeasurement(fault, 2000, "WorstCase", 102_000, 106_000, 111_000, 11.0, 9000.0, 4000, 1500, 3,
+                            capacity=6000.0)
+    noisy = [replace(m, capacity=c) for c in (2300.0, 6000.0, 30_000.0)] + [replace(m, capacity=None)]
+    observations = phase_observations([(x, 2000.0, 0.0) for x in noisy])
+    assert [o.conditions.capacity for o in observations] == [6000.0] * 3, "the median; no capacity, no observation"

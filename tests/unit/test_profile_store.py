@@ -73,3 +73,21 @@ def test_a_file_that_is_not_a_database_is_refused(tmp_path: Path) -> None:
     path.write_text("not sqlite at all, " * 100)
     with pytest.raises(InvalidInput, match="is not a chronos profile database"):
         ProfileStore(path)
+
+
+def test_the_recoveries_stored_in_every_profile_fit_the_phase_model(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from chronos.cli.wiring import measured_phase_model
+
+    assert measured_phase_model(tmp_path / "none.db") is None, "no store, no model (the prior is used)"
+    store = ProfileStore(tmp_path / "profile.db")
+    store.create_profile("p1", "demo", 1, "{}")
+    store.create_profile("p2", "other", 2, "{}")
+    store.save_run(a_run())
+    other = a_run("r2")
+    store.save_run(replace(other, profile_id="p2", recoveries=tuple(
+        replace(m, capacity=m.capacity * 10) if m.capacity else m for m in other.recoveries)))
+    store.close()
+    model = measured_phase_model(tmp_path / "profile.db")
+    assert model is not None and model.observations == 2, "the recovered ones, one per job"
