@@ -47,3 +47,4 @@ class ProfileObservations:
     recovery: tuple[Observation, ...]
     latency: tuple[Observation, ...]  # steady-state p99 (ms) per run
     checkpoint: tuple[Observation, ...] = ()  # median checkpoint duration (s) per run
+    capacity: float | None = None  # records/s the job drains a backlog at (its catch-ups' median), if measured

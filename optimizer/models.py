@@ -38,9 +38,22 @@ def _log_interval(x: NDArray[np.float64]) -> NDArray[np.float64]:
     return np.column_stack([np.log(x[:, 0]), x[:, 1]])
 
 
-def _families(seed: int) -> dict[str, Callable[[], RegressorMixin | Pipeline]]:
+def _phase_law(x: NDArray[np.float64], capacity: float) -> NDArray[np.float64]:
+    """The phase model's recovery at fixed settings, in interval and rate (thousands/s): the fixed phases (an
+    intercept), the first checkpoint's wait (interval), and the backlog since the restored checkpoint (taken an
+    interval before a worst-case fault) and during the outage, drained at the spare throughput."""
+    interval, rate = x[:, 0], x[:, 1]
+    spare = np.maximum(capacity / 1000.0 - rate, 0.05 * capacity / 1000.0)
+    return np.column_stack([interval, rate * interval / spare, rate / spare])
+
+
+def _families(seed: int, capacity: float | None = None) -> dict[str, Callable[[], RegressorMixin | Pipeline]]:
     log = FunctionTransformer(_log_interval)
-    return {
+    phases: dict[str, Callable[[], RegressorMixin | Pipeline]] = {} if capacity is None else {
+        # chronos.optimizer.phase_model's law, given the job's capacity (records/s) its catch-ups measured.
+        "phases": lambda: make_pipeline(FunctionTransformer(_phase_law, kw_args={"capacity": capacity}),
+                                        LinearRegression())}
+    return {**phases,
         # Khaos's own model: ordinary least squares on interval and rate. Few parameters win on noisy data.
         "linear": lambda: LinearRegression(),
         # Linear in interval and rate with their interaction (and squares): replay is interval x rate.
@@ -53,13 +66,13 @@ def _families(seed: int) -> dict[str, Callable[[], RegressorMixin | Pipeline]]:
     }
 
 
-def family_names() -> tuple[str, ...]:
-    return tuple(_families(0))
+def family_names(capacity: float | None = None) -> tuple[str, ...]:
+    return tuple(_families(0, capacity))
 
 
-def make_family(name: str, seed: int) -> RegressorMixin | Pipeline:
+def make_family(name: str, seed: int, capacity: float | None = None) -> RegressorMixin | Pipeline:
     """A fresh, unfitted estimator of the family `name` (features: interval s, rate in thousands per s)."""
-    return _families(seed)[name]()
+    return _families(seed, capacity)[name]()
 
 
 def _features(intervals: Sequence[float], rates: Sequence[float]) -> NDArray[np.float64]:
@@ -83,17 +96,18 @@ class FittedModel:
 
 
 def fit_best(observations: Sequence[Observation], *, seed: int = 0, coverage: float = 0.8,
-             folds: int = 5, families: Sequence[str] | None = None) -> FittedModel:
+             folds: int = 5, families: Sequence[str] | None = None, capacity: float | None = None) -> FittedModel:
     """Cross-validate every family (or the ones named), keep the one with the least held-out MAPE,
-    refit it on all data. `families=("linear",)` is Khaos's model, for the Khaos-style baseline."""
+    refit it on all data. `families=("linear",)` is Khaos's model, for the Khaos-style baseline. With the job's
+    `capacity` (records/s; recovery models only), the phase model's law competes too."""
     with warnings.catch_warnings():
         # A GP whose noise level hits its bound on clean data still predicts well; the held-out error says how well.
         warnings.simplefilter("ignore", ConvergenceWarning)
-        return _fit_best(observations, seed, coverage, folds, families)
+        return _fit_best(observations, seed, coverage, folds, families, capacity)
 
 
 def _fit_best(observations: Sequence[Observation], seed: int, coverage: float, folds: int,
-              families: Sequence[str] | None) -> FittedModel:
+              families: Sequence[str] | None, capacity: float | None) -> FittedModel:
     if len(observations) < 4:
         raise ValueError(f"need at least 4 observations to fit and validate a model, got {len(observations)}")
     x = _features([o.interval_s for o in observations], [o.rate for o in observations])
@@ -101,7 +115,7 @@ def _fit_best(observations: Sequence[Observation], seed: int, coverage: float, f
     k = min(folds, len(observations))
     splits = list(KFold(n_splits=k, shuffle=True, random_state=seed).split(x))
     scores: dict[str, tuple[float, NDArray[np.float64]]] = {}
-    known = _families(seed)
+    known = _families(seed, capacity)
     unknown = set(families or ()) - set(known)
     if unknown:
         raise ValueError(f"unknown model families {sorted(unknown)}; known: {sorted(known)}")
@@ -120,14 +134,15 @@ def _fit_best(observations: Sequence[Observation], seed: int, coverage: float, f
     low, high = (float(np.quantile(ratio, tail)), float(np.quantile(ratio, 1 - tail))) if ratio.size else (0.0, 0.0)
     report = FitReport(best, scores[best][0], tuple((n, round(s, 4)) for n, (s, _) in scores.items()),
                        len(observations), k)
-    return FittedModel(report, _families(seed)[best]().fit(x, y), min(low, 0.0), max(high, 0.0))
+    return FittedModel(report, known[best]().fit(x, y), min(low, 0.0), max(high, 0.0))
 
 
 def fit_grid(observations: Sequence[Observation], seed: int = 0, points: tuple[int, int] = (160, 64),
-             interval_range_s: tuple[float, float] = (0.2, 1800.0), families: Sequence[str] | None = None) -> GridModel:
+             interval_range_s: tuple[float, float] = (0.2, 1800.0), families: Sequence[str] | None = None,
+             capacity: float | None = None) -> GridModel:
     """fit_best, then its predictions tabulated (rates up to twice the highest observed): what a
     child process hands back to the tuner, which then needs numpy only."""
-    model = fit_best(observations, seed=seed, families=families)
+    model = fit_best(observations, seed=seed, families=families, capacity=capacity)
     log_intervals = np.linspace(np.log(interval_range_s[0]), np.log(interval_range_s[1]), points[0])
     rates = np.linspace(0.0, max(1000.0, 2 * max(o.rate for o in observations)), points[1])
     li, rr = np.meshgrid(log_intervals, rates, indexing="ij")

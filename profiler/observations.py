@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from chronos.optimizer.model_values import Observation, ProfileObservations
+from chronos.optimizer.phase_observations import job_capacity
 from chronos.profiler.records import ProfileRun
 
 
@@ -21,4 +22,5 @@ def profile_observations(runs: Sequence[ProfileRun]) -> ProfileObservations:
             latency.append(Observation(interval_s, run.load_rate, run.steady.p99_ms))
         if run.steady is not None and run.steady.checkpoint_duration_ms:
             checkpoint.append(Observation(interval_s, run.load_rate, run.steady.checkpoint_duration_ms / 1000))
-    return ProfileObservations(tuple(recovery), tuple(latency), tuple(checkpoint))
+    capacity = job_capacity([m for run in runs if run.status == "completed" for m in run.recoveries])
+    return ProfileObservations(tuple(recovery), tuple(latency), tuple(checkpoint), capacity)

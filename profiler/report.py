@@ -1,5 +1,6 @@
 """`chronos profile report`: one row per run, and the two pictures a profile is for: recovery time
-and p99 latency against the checkpoint interval, one line per load level."""
+and p99 latency against the checkpoint interval, one line per load level; then every run's recoveries by phase,
+measured against what the phase model predicts from the other runs."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from chronos.optimizer.phase_model import PRIOR, PhaseModel, Phases, fit_phase_model
+from chronos.optimizer.phase_observations import job_capacity, phase_observation
 from chronos.profiler.records import ProfileRun
 
 
@@ -93,3 +96,43 @@ def plot_profile(rows: Sequence[ReportRow], directory: Path) -> list[Path]:
         plt.close(fig)
         written.append(directory / name)
     return written
+
+
+@dataclass(frozen=True)
+class PhaseRow:
+    """One run's recoveries by phase (means, s): measured, and as the phase model predicts them when fitted on
+    the other runs alone (held out: its prior when no other run measured phases)."""
+
+    trial: int
+    run_id: str
+    interval_s: float
+    load_rate: float
+    recoveries: int
+    measured: Phases
+    predicted: Phases
+    model: str  # "held out" or "prior"
+
+
+def _mean_phases(phases: Sequence[Phases]) -> Phases:
+    return Phases(*(statistics.mean(getattr(p, k) for p in phases)
+                    for k in ("detect_s", "reschedule_s", "restore_s", "catchup_s")))
+
+
+def phase_rows(runs: Sequence[ProfileRun]) -> list[PhaseRow]:
+    completed = [run for run in runs if run.status == "completed"]
+    capacity = job_capacity([m for run in completed for m in run.recoveries])
+    by_run = {run.run_id: [o for m in run.recoveries if (o := phase_observation(
+        m, run.load_rate, (run.steady.checkpoint_size_bytes or 0.0) if run.steady else 0.0, capacity)) is not None]
+        for run in completed}
+    rows = []
+    for run in completed:
+        mine = by_run[run.run_id]
+        if not mine:
+            continue
+        others = [o for run_id, observed in by_run.items() if run_id != run.run_id for o in observed]
+        model = fit_phase_model(others) if others else PhaseModel(PRIOR, 0, None)
+        rows.append(PhaseRow(run.trial_number, run.run_id, run.config.interval_ms / 1000, run.load_rate, len(mine),
+                             _mean_phases([o.measured for o in mine]),
+                             _mean_phases([model.predict(o.settings, o.conditions) for o in mine]),
+                             "held out" if others else "prior"))
+    return rows

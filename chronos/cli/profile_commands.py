@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -19,8 +20,11 @@ from chronos.profiler.events import ProfileEvents
 from chronos.rates import TraceRate
 
 if TYPE_CHECKING:
+    from chronos.optimizer.model_values import FitReport
     from chronos.profiler.input_sample import InputSample
     from chronos.profiler.profile import ProfileLimits, ProfileOutcome
+    from chronos.profiler.records import ProfileRun
+    from chronos.profiler.report import PhaseRow
     from chronos.profiler.run import RunPlan
     from chronos.profiler.store import ProfileStore
     from chronos.profiler.study import ProfileSpace, QosTargets
@@ -288,18 +292,28 @@ def profile_report(
     plots: Annotated[Path | None, typer.Option(help="Write recovery and p99 plots (PNG) into this directory.")] = None,
     db: Db = None,
     stack_dir: StackDir = None,
+    models: Annotated[bool, typer.Option(
+        "--models", help="Also fit the recovery and p99 models and say each family's held-out error "
+        "(takes seconds to a minute).")] = False,
     as_json: AsJson = False,
 ) -> None:
-    """The profile's runs as a table (or JSON), and plots of recovery time and p99 against interval."""
+    """The profile's runs as a table (or JSON), plots of recovery time and p99 against interval, every run's
+    recoveries by phase (measured, and predicted by the phase model fitted on the other runs), and with
+    --models the models' held-out errors."""
     from chronos.cli import wiring
-    from chronos.profiler.report import plot_profile, report_rows
+    from chronos.profiler.report import phase_rows, plot_profile, report_rows
 
     store = wiring.profile_store(_db(stack_dir_of(stack_dir), db), must_exist=True)
     profile_id, _ = wiring.last_profile(store, profile)
-    rows = report_rows(store.runs(profile_id))
+    runs = store.runs(profile_id)
+    rows = report_rows(runs)
+    phases = phase_rows(runs)
     written = plot_profile(rows, plots) if plots else []
+    fits = _model_fits(runs) if models else {}
     if as_json:
-        print_json({"profile_id": profile_id, "runs": [asdict(r) for r in rows], "plots": [str(p) for p in written]})
+        print_json({"profile_id": profile_id, "runs": [asdict(r) for r in rows],
+                    "phases": [asdict(r) for r in phases], "models": {k: asdict(v) for k, v in fits.items()},
+                    "plots": [str(p) for p in written]})
         return
 
     def num(value: float | None, fmt: str = ",.0f") -> str:
@@ -313,5 +327,37 @@ def profile_report(
                       num(r.throughput), num(r.p50_ms), num(r.p99_ms), num(r.checkpoint_ms), num(r.checkpoint_kib),
                       num(r.cpu_pct), recovery, num(r.replayed))
     out.print(table)
+    if phases:
+        out.print(_phase_table(phases))
+    for what, fit in fits.items():
+        out.print(f"{what} model: {fit.family}, held-out error {fit.held_out_mape:.0%} ("
+                  + ", ".join(f"{name} {mape:.0%}" for name, mape in fit.mape_by_family) + ")")
     for path in written:
         out.print(f"plot: {path}")
+
+
+def _phase_table(phases: Sequence[PhaseRow]) -> Table:
+    table = Table("trial", "interval s", "ev/s", "faults", "detect s", "reschedule s", "catch-up s", "total s",
+                  title="recovery by phase: measured / predicted (phase model fitted on the other runs)",
+                  title_justify="left")
+    for r in phases:
+        table.add_row(str(r.trial), f"{r.interval_s:g}", f"{r.load_rate:,.0f}", str(r.recoveries),
+                      *(f"{getattr(r.measured, k):.1f} / {getattr(r.predicted, k):.1f}"
+                        for k in ("detect_s", "reschedule_s", "catchup_s", "total_s")))
+    return table
+
+
+def _model_fits(runs: Sequence[ProfileRun]) -> dict[str, FitReport]:
+    """Every family cross-validated on the profile (the phase law among them for recovery, at the job's
+    capacity); fewer than 4 points: no model."""
+    from chronos.optimizer.models import fit_best
+    from chronos.profiler.observations import profile_observations
+
+    observed = profile_observations(runs)
+    fits = {}
+    with out.status("fitting the models"):
+        for what, points, capacity in (("recovery", observed.recovery, observed.capacity),
+                                       ("p99", observed.latency, None)):
+            if len(points) >= 4:
+                fits[what] = fit_best(points, seed=0, capacity=capacity).report
+    return fits

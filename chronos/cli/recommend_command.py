@@ -42,10 +42,6 @@ def recommend(
     from chronos.errors import InvalidInput
     from chronos.flink.rest import FlinkRestClient
     from chronos.model import parse_interval_ms
-    from chronos.optimizer.phase_model import RecoveryConditions
-    from chronos.optimizer.recovery_config import FlinkSettings, parse_version, recovery_settings, settings_config
-    from chronos.optimizer.recovery_proposal import propose_recovery
-    from chronos.signals.taskmanager_pauses import watch_pauses
     from chronos.stack.state import load_state
 
     sd = stack_dir_of(stack_dir)
@@ -55,28 +51,15 @@ def recommend(
     if flink_deployment is not None and not rest_url:
         raise InvalidInput("--flink-deployment needs the cluster's --rest-url (its JobManager's REST service)")
     watch_s = parse_interval_ms(watch) / 1000
+    with Progress(TextColumn("measuring pauses on the TaskManagers"), BarColumn(), TimeRemainingColumn(),
+                  console=err, transient=True, disable=as_json) as bar:
+        task = bar.add_task("watch", total=watch_s)
+        with FlinkRestClient(wiring.rest_url(sd, rest_url)) as client:
+            proposal, lines, samples = wiring.recovery_proposal(
+                client, sd, rest_url, watch_s, spare_allowed=spare, safety_factor=safety_factor,
+                min_timeout_s=parse_interval_ms(min_timeout) / 1000,
+                progress=lambda done: bar.update(task, completed=done))
     state = None if rest_url else load_state(sd)
-    with FlinkRestClient(wiring.rest_url(sd, rest_url)) as client:
-        version = parse_version(client.overview().flink_version)
-        config = client.jobmanager_config()
-        spare_now = state.spare_taskmanagers if state is not None else 0
-        current = recovery_settings(config, spare_now)
-        with Progress(TextColumn("measuring pauses on the TaskManagers"), BarColumn(), TimeRemainingColumn(),
-                      console=err, transient=True, disable=as_json) as bar:
-            task = bar.add_task("watch", total=watch_s)
-            evidence, samples = watch_pauses(client, watch_s, current.heartbeat_interval_s,
-                                             progress=lambda done: bar.update(task, completed=done))
-    if samples == 0:
-        raise InvalidInput("no TaskManager answered while measuring pauses: is a TaskManager registered?")
-    model = None if rest_url else wiring.measured_phase_model(sd / "profiles.db")
-    proposal = propose_recovery(
-        current, evidence, RecoveryConditions("kill", 0.0, 1.0, 0.0, 0.0), spare_allowed=spare and state is not None,
-        model=model,
-        taskmanager_memory=config.get("taskmanager.memory.process.size", "a TaskManager's"),
-        safety_factor=safety_factor, min_timeout_s=parse_interval_ms(min_timeout) / 1000)
-    lines = settings_config(proposal.proposed, version)
-    if spare and state is None:
-        lines = lines.merged(FlinkSettings(version, (("slotmanager.redundant-taskmanager-num", "1"),)))
     if as_json:
         _say_json(proposal, lines.lines(), samples)
     else:

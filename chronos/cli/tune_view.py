@@ -7,7 +7,7 @@ import json
 import sys
 import time
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 from rich.console import Console, Group
 from rich.live import Live
@@ -16,7 +16,9 @@ from rich.table import Table
 from chronos.metrics.exporter import Heartbeat, TuneMetrics
 from chronos.optimizer.decide import Decision
 from chronos.optimizer.evaluate import Evaluation, JobModels
+from chronos.optimizer.phase_model import Phases
 from chronos.optimizer.policy import TunePolicy
+from chronos.optimizer.recovery_proposal import RecoveryProposal
 from chronos.tune.failures import ObservedFailure
 from chronos.tune.journal import Cadence
 from chronos.tune.outages import OutageEvent
@@ -51,6 +53,7 @@ class _Screen:
     effective_s: float | None = None
     triggers: dict[str, int] = field(default_factory=dict)
     mode: str = "-"
+    recovery: str = ""
 
 
 class TuneDisplay:
@@ -105,6 +108,34 @@ class TuneDisplay:
             self._metrics.set_model_error(name, "checkpoint",
                                           models.checkpoint.report.held_out_mape if models.checkpoint else None)
         self.message("models: " + self._screen.models)
+
+    def recovery_proposal(self, job: TunedJob, proposal: RecoveryProposal, flink_config: list[str], apply: str) -> None:
+        """The cluster-level recovery settings chronos proposes (detection, restart delay, spare capacity) with
+        their predicted effect: said once, at the start; put in force by `apply` (a cluster restart), never by
+        the tuner itself."""
+        def outage(p: Phases) -> float:
+            return p.detect_s + p.reschedule_s + p.restore_s
+
+        for forecast in proposal.forecasts:
+            self._metrics.set_recovery_forecast(job.spec.name, "now", forecast.fault, outage(forecast.now))
+            self._metrics.set_recovery_forecast(job.spec.name, "proposed", forecast.fault, outage(forecast.proposed))
+        kill = next(f for f in proposal.forecasts if f.fault == "kill")
+        if proposal.changes:
+            changes = "; ".join(f"{c.what}: {c.now} -> {c.proposed}" for c in proposal.changes)
+            text = (f"recovery settings: a TaskManager kill predicted back to RUNNING in {outage(kill.now):.0f} s now, "
+                    f"{outage(kill.proposed):.0f} s at the proposal ({changes}; {proposal.model} phase model); "
+                    f"apply: {apply}")
+            self._screen.recovery = (f"kill -> RUNNING {outage(kill.now):.0f} s now, {outage(kill.proposed):.0f} s "
+                                     f"proposed: {apply}")
+        else:
+            text = (f"recovery settings: as chronos would set them (a TaskManager kill predicted back to RUNNING in "
+                    f"{outage(kill.now):.0f} s)")
+            self._screen.recovery = f"as proposed (kill -> RUNNING {outage(kill.now):.0f} s)"
+        self._event("recovery_proposal", text, job_id=job.job_id, model=proposal.model,
+                    current=asdict(proposal.current), proposed=asdict(proposal.proposed),
+                    spare_taskmanagers=proposal.spare_taskmanagers, changes=[asdict(c) for c in proposal.changes],
+                    forecasts=[{"fault": f.fault, "now": asdict(f.now), "proposed": asdict(f.proposed)}
+                               for f in proposal.forecasts], flink_config=flink_config, apply=apply)
 
     # -- TuneObserver --------------------------------------------------------------------------------
     def reading(self, job: TunedJob, reading: LiveReading, policy: TunePolicy, latency_violation_s: float,
@@ -249,6 +280,8 @@ class TuneDisplay:
             table.add_row("QoS violations", f"latency {s.violations[0]:.0f} s, recovery {s.violations[1]:.0f} s "
                           f"(recovery target {p.recovery_s:g} s)")
         table.add_row("models", s.models)
+        if s.recovery:
+            table.add_row("recovery settings", s.recovery)
         table.add_row("mode", s.mode)
         if s.decision is not None:
             table.add_row("last decision", s.decision.explain())

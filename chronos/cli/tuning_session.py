@@ -17,8 +17,9 @@ from prometheus_client import CollectorRegistry
 from chronos.cli import wiring
 from chronos.cli.common import err, out
 from chronos.cli.tune_view import TuneDisplay
-from chronos.errors import InvalidInput
+from chronos.errors import ChronosError, InvalidInput
 from chronos.flink.job_control import RestCheckpointTrigger
+from chronos.flink.rest import FlinkRestClient
 from chronos.metrics.exporter import Heartbeat, TuneMetrics, serve
 from chronos.optimizer.policy import TunePolicy
 from chronos.tune.journal import TuneJournal
@@ -51,6 +52,7 @@ class TuneRequest:
     job_file: Path | None = None
     realize: Requested = "auto"
     allow_fault: bool = False  # one TaskManager kill to measure a recovery before any model exists
+    pause_watch_s: float = 3.0  # pauses measured at the start for the recovery-settings proposal (0: none)
 
     def __post_init__(self) -> None:
         if self.flink_deployment and self.job_file is None:
@@ -133,7 +135,24 @@ def tuning_session(request: TuneRequest) -> Iterator[tuple[TuneLoop, TuneDisplay
         display.describe_models(book.models)
         if book.last_fit_error is not None:
             display.fit_failed(tuned, book.last_fit_error)
+        if request.pause_watch_s > 0:
+            _propose_recovery_settings(request, client, tuned, display)
         yield loop, display
+
+
+def _propose_recovery_settings(request: TuneRequest, client: FlinkRestClient, job: TunedJob,
+                               display: TuneDisplay) -> None:
+    """Cluster-level settings are proposed, not applied: putting them in force restarts Flink (every job on it
+    savepointed and resumed), which is the operator's call (`chronos recommend --apply`)."""
+    try:
+        proposal, lines, _ = wiring.recovery_proposal(client, request.stack_dir, request.rest_url,
+                                                      request.pause_watch_s)
+    except ChronosError as exc:
+        display.message(f"no recovery-settings proposal: {exc}")
+        return
+    where = (f" --flink-deployment {request.flink_deployment} --namespace {request.namespace} --rest-url "
+             f"{request.rest_url}" if request.flink_deployment else "")
+    display.recovery_proposal(job, proposal, lines.lines(), f"chronos recommend --apply{where}")
 
 
 def run_tuner(request: TuneRequest, stop: Event) -> TuneSummary:

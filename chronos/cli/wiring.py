@@ -21,14 +21,16 @@ from chronos.jobs.bounded_input import ExperimentInput
 from chronos.jobs.topic_offsets import TopicEndOffsets
 from chronos.k8s.flink_deployment import DeploymentRealizer
 from chronos.model import TERMINAL_STATES, CheckpointSettings, JobIO, JobSpec, check_bootstrap
-from chronos.optimizer.phase_model import PhaseModel, fit_phase_model
+from chronos.optimizer.phase_model import PhaseModel, RecoveryConditions, fit_phase_model
 from chronos.optimizer.phase_observations import phase_observations
-from chronos.optimizer.recovery_config import in_force
+from chronos.optimizer.recovery_config import FlinkSettings, in_force, parse_version, recovery_settings, settings_config
+from chronos.optimizer.recovery_proposal import RecoveryProposal, propose_recovery
 from chronos.profiler.input_sample import InputSample
 from chronos.profiler.settings import ProfileSettings
 from chronos.profiler.store import ProfileStore
 from chronos.rates import TraceRate
 from chronos.signals.live import LiveSignals
+from chronos.signals.taskmanager_pauses import watch_pauses
 from chronos.signals.tune_signals import KafkaJobCollector
 from chronos.stack.cluster_restart import LocalClusterRestarter, PlanFile
 from chronos.stack.faults import KillPythonWorker, KillTaskManager, PauseTaskManager, RestartKafka, resume_taskmanagers
@@ -307,6 +309,33 @@ def recovery_settings_in_force(client: FlinkRestClient, stack_dir: Path) -> tupl
     return in_force(client.jobmanager_config(), state.spare_taskmanagers if state is not None else 0)
 
 
+def recovery_proposal(client: FlinkRestClient, stack_dir: Path, rest_url: str | None, watch_s: float, *,
+                      spare_allowed: bool = True, safety_factor: float = 3.0, min_timeout_s: float = 5.0,
+                      conditions: RecoveryConditions | None = None,
+                      progress: Callable[[float], None] = lambda _: None) -> tuple[RecoveryProposal, FlinkSettings, int]:
+    """The recovery settings proposed for the cluster behind `client` from the pauses its TaskManagers show over
+    `watch_s`, the Flink lines that put them in force, and how many samples it rests on (none: InvalidInput).
+    On the local stack (no `rest_url`) the spare is a TaskManager and the phase model is fitted on its profiles;
+    elsewhere the spare is `slotmanager.redundant-taskmanager-num` and the prior predicts."""
+    state = None if rest_url else load_state(stack_dir)
+    version = parse_version(client.overview().flink_version)
+    config = client.jobmanager_config()
+    current = recovery_settings(config, state.spare_taskmanagers if state is not None else 0)
+    evidence, samples = watch_pauses(client, watch_s, current.heartbeat_interval_s, progress=progress)
+    if samples == 0:
+        raise InvalidInput("no TaskManager answered while measuring pauses: is a TaskManager registered?")
+    model = None if rest_url else measured_phase_model(stack_dir / "profiles.db")
+    proposal = propose_recovery(
+        current, evidence, conditions or RecoveryConditions("kill", 0.0, 1.0, 0.0, 0.0),
+        spare_allowed=spare_allowed and state is not None, model=model,
+        taskmanager_memory=config.get("taskmanager.memory.process.size", "a TaskManager's"),
+        safety_factor=safety_factor, min_timeout_s=min_timeout_s)
+    lines = settings_config(proposal.proposed, version)
+    if spare_allowed and state is None:
+        lines = lines.merged(FlinkSettings(version, (("slotmanager.redundant-taskmanager-num", "1"),)))
+    return proposal, lines, samples
+
+
 def measured_phase_model(db: Path) -> PhaseModel | None:
     """The phase model fitted on every recovery stored in the profile store that can explain its phases
     (profiling copies and chaos runs measured with this chronos), or None when there is none."""
@@ -438,8 +467,9 @@ def model_book(db: Path, job_name: str, journal: TuneJournal, strategy: str = "c
             if r.recovery_s is not None and r.interval_ms]
     khaos = strategy == "khaos"
 
-    def fitter(points: Sequence[Observation], seed: int) -> Model:
-        return fit_in_child(points, seed, families=("linear",) if khaos else None, timeout_s=fit_timeout_s)
+    def fitter(points: Sequence[Observation], seed: int, capacity: float | None) -> Model:
+        return fit_in_child(points, seed, families=("linear",) if khaos else None, timeout_s=fit_timeout_s,
+                            capacity=capacity)
 
     return ModelBook(observations, live, fitter=fitter, learn_online=not khaos)
 

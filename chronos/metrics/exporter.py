@@ -105,6 +105,11 @@ class TuneMetrics:
                           "fitted from a profile or live failures, cold-start = no models yet: Young's interval "
                           "from the live checkpoint cost, bounded by the targets, baseline = a baseline strategy).",
                           ("job_name", "mode"), registry=registry)
+        self.recovery_forecast = Gauge(
+            "chronos_recovery_forecast_seconds", "Predicted time from a fault until every task runs again (detect + "
+            "reschedule + restore; catch-up comes on top), at the recovery settings in force (settings: now) and at "
+            "the ones chronos proposes (settings: proposed); fault: kill (a dead TaskManager) or pause (a hung one).",
+            ("job_name", "settings", "fault"), registry=registry)
         self.heartbeat = Gauge("chronos_loop_heartbeat_timestamp_seconds",
                                "When the tuning loop last completed a step (Unix time).", registry=registry)
         for source in SOURCES:
@@ -151,6 +156,9 @@ class TuneMetrics:
             self.predicted.labels(job, "latency").set(predicted_latency_s)
         if predicted_recovery_s is not None:
             self.predicted.labels(job, "recovery").set(predicted_recovery_s)
+
+    def set_recovery_forecast(self, name: str, settings: str, fault: str, seconds: float) -> None:
+        self.recovery_forecast.labels(job_label(name), settings, fault).set(seconds)
 
     def set_model_error(self, name: str, model: str, mape: float | None) -> None:
         if mape is not None:

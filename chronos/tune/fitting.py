@@ -17,7 +17,7 @@ from chronos.model import describe
 from chronos.optimizer.evaluate import JobModels
 from chronos.optimizer.model_values import Model, Observation, ProfileObservations
 
-Fitter = Callable[[Sequence[Observation], int], Model]
+Fitter = Callable[[Sequence[Observation], int, "float | None"], Model]  # points, seed, the job's capacity
 
 MIN_OBSERVATIONS = 4
 FIT_TIMEOUT_S = 300.0  # a fit takes 20-40 s here; one not done by then is killed, and the old models stay
@@ -29,23 +29,24 @@ class FitFailed(ChronosError):
 
 
 def _fit_and_send(out: Connection, observations: list[Observation], seed: int,
-                  families: tuple[str, ...] | None) -> None:
+                  families: tuple[str, ...] | None, capacity: float | None) -> None:
     """Runs in the child: only there is the fitting library imported."""
     try:
         from chronos.optimizer.models import fit_grid
 
-        out.send(("ok", fit_grid(observations, seed, families=families)))
+        out.send(("ok", fit_grid(observations, seed, families=families, capacity=capacity)))
     except Exception as exc:  # noqa: BLE001 - whatever the library raises goes back as one line
         out.send(("error", describe(exc)))
     finally:
         out.close()
 
 
-ChildTarget = Callable[[Connection, list[Observation], int, "tuple[str, ...] | None"], None]
+ChildTarget = Callable[[Connection, list[Observation], int, "tuple[str, ...] | None", "float | None"], None]
 
 
 def fit_in_child(observations: Sequence[Observation], seed: int, families: tuple[str, ...] | None = None,
-                 timeout_s: float = FIT_TIMEOUT_S, target: ChildTarget = _fit_and_send) -> Model:
+                 timeout_s: float = FIT_TIMEOUT_S, target: ChildTarget = _fit_and_send,
+                 capacity: float | None = None) -> Model:
     """Fit in a short-lived child process and bring back a numpy table of its predictions: the tuner
     runs for days, and scikit-learn (with scipy and pandas) would hold ~150 MB of it for one fit.
 
@@ -53,7 +54,7 @@ def fit_in_child(observations: Sequence[Observation], seed: int, families: tuple
     is killed, and raises FitFailed (a process pool would wait for its worker on the way out, forever)."""
     context = multiprocessing.get_context("spawn")
     receive, send = context.Pipe(duplex=False)
-    child = context.Process(target=target, args=(send, list(observations), seed, families),
+    child = context.Process(target=target, args=(send, list(observations), seed, families, capacity),
                             name="chronos-model-fit", daemon=True)
     child.start()
     send.close()
@@ -76,11 +77,16 @@ def fit_in_child(observations: Sequence[Observation], seed: int, families: tuple
         child.join(5)
 
 
+def fit_best_in_child(observations: Sequence[Observation], seed: int, capacity: float | None) -> Model:
+    """The default Fitter: every family, in a child."""
+    return fit_in_child(observations, seed, capacity=capacity)
+
+
 class ModelBook:
     """The current models, refitted when a live recovery is added."""
 
     def __init__(self, profile: ProfileObservations, live_recoveries: Sequence[Observation] = (), seed: int = 0,
-                 fitter: Fitter = fit_in_child, learn_online: bool = True) -> None:
+                 fitter: Fitter = fit_best_in_child, learn_online: bool = True) -> None:
         self._profile = profile
         self._learn_online = learn_online  # Khaos fitted once, on its profile
         self._live = list(live_recoveries)[-MAX_LIVE_RECOVERIES:]
@@ -90,15 +96,16 @@ class ModelBook:
         self.last_fit_error: str | None = None
         self._latency = self._fit(profile.latency, None)
         self._checkpoint = self._fit(profile.checkpoint, None)
-        self.models = JobModels(self._fit([*profile.recovery, *(self._live if learn_online else ())], None),
-                                self._latency, self._checkpoint)
+        self.models = JobModels(self._fit([*profile.recovery, *(self._live if learn_online else ())], None,
+                                          profile.capacity), self._latency, self._checkpoint)
 
-    def _fit(self, observations: Sequence[Observation], previous: Model | None) -> Model | None:
+    def _fit(self, observations: Sequence[Observation], previous: Model | None,
+             capacity: float | None = None) -> Model | None:
         """A fresh fit, or (if fitting fails) the previous model, the failure counted and kept to be said."""
         if len(observations) < MIN_OBSERVATIONS:
             return None
         try:
-            return self._fitter(observations, self._seed)
+            return self._fitter(observations, self._seed, capacity)
         except FitFailed as exc:
             self.fit_failures += 1
             self.last_fit_error = str(exc)
@@ -112,6 +119,6 @@ class ModelBook:
         if not self._learn_online:
             return self.models
         self._live = [*self._live, observation][-MAX_LIVE_RECOVERIES:]
-        recovery = self._fit([*self._profile.recovery, *self._live], self.models.recovery)
+        recovery = self._fit([*self._profile.recovery, *self._live], self.models.recovery, self._profile.capacity)
         self.models = JobModels(recovery, self._latency, self._checkpoint)
         return self.models

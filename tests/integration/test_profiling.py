@@ -132,10 +132,14 @@ def test_a_small_profile_is_interrupted_resumed_and_leaves_the_live_job_untouche
         _assert_nothing_left(stack, sd, clusters)
 
         # 3. The report reads it all back.
-        report = chronos("profile", "report", "--json", "--plots", str(sd / "plots"), *opts)
+        report = chronos("profile", "report", "--json", "--models", "--plots", str(sd / "plots"), *opts)
         assert report.returncode == 0, report.stderr
         data = json.loads(report.stdout)
         assert len(data["runs"]) == done + 1 and len(data["plots"]) == 2
+        # Every recovered fault by phase, measured and predicted from the other runs (held out).
+        assert data["phases"] and all(p["measured"]["detect_s"] > 0 and p["predicted"]["detect_s"] > 0
+                                      for p in data["phases"]), data["phases"]
+        assert set(data["models"]) <= {"recovery", "p99"}, data["models"]
         assert all(Path(p).stat().st_size > 10_000 for p in data["plots"])
 
         # 4. The live job ran on, untouched: still RUNNING, and exactly-once over everything sent meanwhile.

@@ -123,6 +123,10 @@ def test_a_sql_job_chronos_did_not_submit_is_adopted_and_retuned(stack: StackSta
         tuner.wait_for(lambda e: e["event"] == "decision" and e.get("observed_p99_ms"), 60)  # off the zone counts' timestamps
         tuner.proc.send_signal(signal.SIGTERM)  # all it had to show is shown: no need to sit out --duration
         assert tuner.finish(120) == 0
+        # The cluster's recovery settings, proposed with their predicted effect (never applied by the tuner).
+        proposal = next(e for e in tuner.events if e["event"] == "recovery_proposal")
+        assert proposal["flink_config"] and proposal["apply"] == "chronos recommend --apply", proposal
+        assert all(f["proposed"]["detect_s"] <= f["now"]["detect_s"] for f in proposal["forecasts"]), proposal
         new_job = retune["new_job_id"]
         assert retune["outcome"] == "verified" and flink.job(new_job).name == spec.name
         assert flink.checkpoint_config(new_job).interval == retune["interval_ms"] < 30_000

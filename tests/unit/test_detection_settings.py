@@ -72,3 +72,34 @@ def test_the_proposal_shows_each_settings_predicted_effect_and_cost() -> None:
     held_back = propose_recovery(current, PauseEvidence(4.0), RecoveryConditions("kill", 0, 1, 0, 0),
                                  spare_allowed=False, taskmanager_memory="1536m")
     assert held_back.proposed.heartbeat_timeout_s == 12.0 and not held_back.proposed.spare_slots
+
+
+def test_the_tuner_shows_the_proposal_and_its_predicted_effect_as_an_event_and_a_metric(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from prometheus_client import CollectorRegistry
+    from rich.console import Console
+
+    from chronos.cli.tune_view import TuneDisplay
+    from chronos.metrics.exporter import TuneMetrics
+    from chronos.model import CheckpointSettings, JobSpec
+    from chronos.optimizer.phase_model import RecoveryConditions
+    from chronos.optimizer.recovery_proposal import propose_recovery
+    from chronos.tune.retune import TunedJob
+
+    registry = CollectorRegistry()
+    display = TuneDisplay(TuneMetrics(registry), Console(), as_json=True)
+    job = TunedJob("j1", JobSpec("fleet"), CheckpointSettings(10_000))
+    proposal = propose_recovery(RecoverySettings(restart_delay_s=2.0), PauseEvidence(0.2, 0.5),
+                                RecoveryConditions("kill", 0, 1, 0, 0), spare_allowed=True, taskmanager_memory="1g")
+    display.recovery_proposal(job, proposal, ["heartbeat.timeout: 5000 ms"], "chronos recommend --apply")
+    event = json.loads(capsys.readouterr().out)
+    assert event["event"] == "recovery_proposal" and event["apply"] == "chronos recommend --apply"
+    assert event["flink_config"] == ["heartbeat.timeout: 5000 ms"] and event["spare_taskmanagers"] == 1
+    now = registry.get_sample_value("chronos_recovery_forecast_seconds",
+                                    {"job_name": "fleet", "settings": "now", "fault": "kill"})
+    proposed = registry.get_sample_value("chronos_recovery_forecast_seconds",
+                                         {"job_name": "fleet", "settings": "proposed", "fault": "kill"})
+    assert now is not None and proposed is not None and proposed < now / 2
+    assert f"{now:.0f} s now" in event["text"] and "heartbeat" in event["text"]

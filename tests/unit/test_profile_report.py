@@ -31,3 +31,29 @@ def test_plots_are_written_as_png(tmp_path: Path) -> None:
     written = plot_profile(rows, tmp_path / "plots")
     assert [p.name for p in written] == ["recovery_vs_interval.png", "p99_vs_interval.png"]
     assert all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in written)
+
+
+def phased_run(trial: int, interval_ms: int, detect_ms: int, settings: tuple[tuple[str, str], ...]) -> ProfileRun:
+    fault = FaultRecord("kill-taskmanager", "pid 1", 100_000, 0.0)
+    m = RecoveryMeasurement(fault, interval_ms, "WorstCase", 100_000 + detect_ms, 106_000 + detect_ms,
+                            111_000 + detect_ms, 11.0 + detect_ms / 1000, None, 1000, interval_ms - 500, 1,
+                            capacity=6000.0, settings_in_force=settings)
+    steady = SteadyState(2000.0, 100.0, 150.0, 200.0, 80.0, 4096.0, 55.0)
+    return ProfileRun(f"r{trial}", "p", trial, RunConfig(interval_ms, 1.0), 2000.0, "completed", 0, 90_000, steady,
+                      (m, m))
+
+
+def test_every_runs_recoveries_by_phase_measured_and_predicted_from_the_other_runs() -> None:
+    from chronos.profiler.report import phase_rows
+
+    fast = (("heartbeat.interval", "1s"), ("heartbeat.timeout", "5s"))
+    rows = phase_rows([phased_run(1, 2000, 3000, fast), phased_run(2, 5000, 3000, fast),
+                       phased_run(3, 5000, 15000, ())])
+    assert [(r.trial, r.recoveries, r.model) for r in rows] == [(1, 2, "held out"), (2, 2, "held out"),
+                                                                (3, 2, "held out")]
+    assert rows[0].measured.detect_s == 3.0 and rows[0].measured.reschedule_s == 6.0
+    assert rows[0].predicted.detect_s == 3.0, "the fast heartbeats of run 2 put the floor at 3 s"
+    assert rows[2].predicted.detect_s > 10, "Flink's default heartbeats predicted slow from the prior's slope"
+    alone = phase_rows([phased_run(1, 2000, 3000, fast)])
+    assert [r.model for r in alone] == ["prior"], "no other run: the prior, said"
+    assert phase_rows([run(1, 5000, 1.0, [30.0], 900.0)]) == [], "no capacity measured: no phases to show"
