@@ -10,13 +10,27 @@ from dataclasses import dataclass
 
 from chronos.model import RecoveryMeasurement, SignalSample
 
+LIVE = "live"
+
 
 @dataclass(frozen=True)
 class RunConfig:
-    """One point of the profiling space: checkpoint interval and load (a factor on the workload)."""
+    """One point of the profiling space: checkpoint interval, load (a factor on the workload), and the recovery
+    settings its cluster runs with (a RecoveryVariant's name: `live` is the live cluster's own)."""
 
     interval_ms: int
     load_scale: float
+    recovery: str = LIVE
+
+
+@dataclass(frozen=True)
+class RecoveryVariant:
+    """Recovery settings a profile explores beside the live cluster's: Flink config lines put over the live
+    cluster's, and the spare TaskManagers its clusters start with."""
+
+    name: str
+    flink_settings: tuple[tuple[str, str], ...]
+    spare_taskmanagers: int
 
 
 @dataclass(frozen=True)

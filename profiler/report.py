@@ -34,6 +34,7 @@ class ReportRow:
     replayed: int | None
     duration_s: float
     error: str
+    recovery: str = "live"  # the recovery settings its cluster ran with
 
 
 def report_rows(runs: Sequence[ProfileRun]) -> list[ReportRow]:
@@ -52,7 +53,7 @@ def report_rows(runs: Sequence[ProfileRun]) -> list[ReportRow]:
             faults=len(run.recoveries), not_recovered=len(run.recoveries) - len(recovered),
             recovery_s=max(recovered) if recovered else None,
             replayed=int(statistics.median(replayed)) if replayed else None,
-            duration_s=(run.ended_ms - run.started_ms) / 1000, error=run.error,
+            duration_s=(run.ended_ms - run.started_ms) / 1000, error=run.error, recovery=run.config.recovery,
         ))
     return rows
 
@@ -111,6 +112,7 @@ class PhaseRow:
     measured: Phases
     predicted: Phases
     model: str  # "held out" or "prior"
+    recovery: str = "live"
 
 
 def _mean_phases(phases: Sequence[Phases]) -> Phases:
@@ -134,5 +136,5 @@ def phase_rows(runs: Sequence[ProfileRun]) -> list[PhaseRow]:
         rows.append(PhaseRow(run.trial_number, run.run_id, run.config.interval_ms / 1000, run.load_rate, len(mine),
                              _mean_phases([o.measured for o in mine]),
                              _mean_phases([model.predict(o.settings, o.conditions) for o in mine]),
-                             "held out" if others else "prior"))
+                             "held out" if others else "prior", run.config.recovery))
     return rows

@@ -24,7 +24,7 @@ from chronos.clock import wall_ms
 from chronos.model import CheckpointSettings, JobSpec, RecoveryMeasurement, SignalSample
 from chronos.profiler.copies import JobCopy, profiling_copy
 from chronos.profiler.input_sample import InputSample
-from chronos.profiler.records import ProfileRun, RunConfig, SteadyState
+from chronos.profiler.records import LIVE, ProfileRun, RecoveryVariant, RunConfig, SteadyState
 from chronos.profiler.steady import summarise_steady
 from chronos.rates import RateProfile, ScaledRate, TraceRate
 
@@ -76,7 +76,9 @@ class ProfilingCluster(Protocol):
 
 
 class ClusterPool(Protocol):
-    def acquire(self, run_id: str) -> ProfilingCluster: ...
+    def acquire(self, run_id: str, recovery: RecoveryVariant | None = None) -> ProfilingCluster:
+        """A cluster for the run; `recovery`: settings over the live cluster's (None: the live cluster's own)."""
+        ...
     def release(self, cluster: ProfilingCluster) -> None: ...
 
 
@@ -101,6 +103,16 @@ class RunPlan:
     vehicles: int = 1000
     sample: InputSample | None = None  # the job's own recorded input, replayed; None: generated vehicle events
     timestamp_field: str = "max_created_ms"  # in the copy's output: the newest input's time (its latency)
+    recovery_variants: tuple[RecoveryVariant, ...] = ()  # what a RunConfig's `recovery` names, beside `live`
+
+    def recovery_variant(self, name: str) -> RecoveryVariant | None:
+        if name == LIVE:
+            return None
+        for variant in self.recovery_variants:
+            if variant.name == name:
+                return variant
+        known = ", ".join(v.name for v in self.recovery_variants) or "live only"
+        raise ValueError(f"recovery settings {name!r} are not among the profile's ({known})")
 
     def estimate_s(self, interval_s: float) -> float:
         """A run's wall time, roughly: start, two checkpoints, steady window, and per fault its
@@ -147,7 +159,7 @@ def execute_run(
     check()
     on_phase("starting a cluster")
     try:
-        cluster = pool.acquire(run_id)
+        cluster = pool.acquire(run_id, plan.recovery_variant(config.recovery))
     except Exception as exc:  # noqa: BLE001 - a run that cannot start is a failed run, not a failed profile
         return failed(f"cluster: {exc}")
     load: RunningLoad | None = None

@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from chronos.errors import InvalidInput, field_error
 from chronos.model import JobSpec
+from chronos.profiler.records import RecoveryVariant
 from chronos.rates import TraceRate
 
 
@@ -31,6 +32,11 @@ class ProfileSettings(BaseModel):
     # are fed generated vehicle events (the demo jobs)
     sample_profile: str | None = None
     timestamp_field: str = "max_created_ms"  # the job file's io.timestamp-field: the copies' latency
+    # recovery settings explored beside the live cluster's: (name, Flink lines over the live ones, spare TMs)
+    recovery_variants: tuple[tuple[str, tuple[tuple[str, str], ...], int], ...] = ()
+
+    def variants(self) -> tuple[RecoveryVariant, ...]:
+        return tuple(RecoveryVariant(name, lines, spare) for name, lines, spare in self.recovery_variants)
 
     @property
     def trace(self) -> TraceRate:

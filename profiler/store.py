@@ -70,6 +70,10 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE chronos_recoveries ADD COLUMN drain_rate REAL;
     ALTER TABLE chronos_recoveries ADD COLUMN settings_in_force TEXT NOT NULL DEFAULT '[]';
     """,
+    # version 4: the recovery settings a run's cluster ran with, as a point of the profile's space
+    """
+    ALTER TABLE chronos_runs ADD COLUMN recovery TEXT NOT NULL DEFAULT 'live';
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -133,9 +137,9 @@ class ProfileStore:
             db.execute("DELETE FROM chronos_samples WHERE run_id=?", (run.run_id,))
             db.execute("DELETE FROM chronos_recoveries WHERE run_id=?", (run.run_id,))
             db.execute("DELETE FROM chronos_steady_state WHERE run_id=?", (run.run_id,))
-            db.execute("INSERT OR REPLACE INTO chronos_runs VALUES (?,?,?,?,?,?,?,?,?,?)",
+            db.execute("INSERT OR REPLACE INTO chronos_runs VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                        (run.run_id, run.profile_id, run.trial_number, run.config.interval_ms, run.config.load_scale,
-                        run.load_rate, run.status, run.started_ms, run.ended_ms, run.error))
+                        run.load_rate, run.status, run.started_ms, run.ended_ms, run.error, run.config.recovery))
             if run.steady is not None:
                 db.execute("INSERT INTO chronos_steady_state VALUES (?,?,?,?,?,?,?,?)", (run.run_id, *astuple(run.steady)))
             for seq, m in enumerate(run.recoveries):
@@ -166,7 +170,7 @@ class ProfileStore:
                 (run_id,)))
         return ProfileRun(
             run_id=run_id, profile_id=str(row[1]), trial_number=int(row[2]),
-            config=RunConfig(int(row[3]), float(row[4])),
+            config=RunConfig(int(row[3]), float(row[4]), str(row[10])),
             load_rate=float(row[5]), status=str(row[6]),
             started_ms=int(row[7]), ended_ms=int(row[8]), error=str(row[9]),
             steady=SteadyState(*steady_row[1:]) if steady_row else None,

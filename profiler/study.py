@@ -17,7 +17,7 @@ import optuna
 from optuna.distributions import BaseDistribution, CategoricalDistribution, IntDistribution
 from optuna.trial import TrialState
 
-from chronos.profiler.records import ProfileRun, RunConfig
+from chronos.profiler.records import LIVE, ProfileRun, RunConfig
 
 
 @dataclass(frozen=True)
@@ -26,12 +26,16 @@ class ProfileSpace:
     interval_max_s: int = 60
     load_scales: tuple[float, ...] = (1.0,)
     initial_design: int = 4
+    recovery: tuple[str, ...] = (LIVE,)  # the recovery settings explored (RecoveryVariant names, live first)
 
     def distributions(self) -> dict[str, BaseDistribution]:
-        return {
+        distributions: dict[str, BaseDistribution] = {
             "interval_s": IntDistribution(self.interval_min_s, self.interval_max_s, log=True),
             "load_scale": CategoricalDistribution(self.load_scales),
         }
+        if len(self.recovery) > 1:  # a profile of the interval alone keeps the study it always had
+            distributions["recovery"] = CategoricalDistribution(self.recovery)
+        return distributions
 
 
 @dataclass(frozen=True)
@@ -41,16 +45,21 @@ class QosTargets:
 
 
 def space_filling_design(space: ProfileSpace, n: int, seed: int) -> list[RunConfig]:
-    """n points of a Latin hypercube over log(interval) x load: every stratum of each axis once."""
+    """n points of a Latin hypercube over log(interval) x load (x recovery settings, when explored): every
+    stratum of each axis once."""
     from scipy.stats import qmc
 
-    points = qmc.LatinHypercube(d=2, seed=seed).random(n)
+    explored = len(space.recovery) > 1
+    points = qmc.LatinHypercube(d=3 if explored else 2, seed=seed).random(n)
     lo, hi = math.log(space.interval_min_s), math.log(space.interval_max_s)
     configs = []
-    for u_interval, u_load in points:
+    for u_interval, u_load, *rest in points:
+        u_recovery = rest[0] if rest else 0.0
         interval_s = round(math.exp(lo + u_interval * (hi - lo)))
         scale = space.load_scales[min(int(u_load * len(space.load_scales)), len(space.load_scales) - 1)]
-        configs.append(RunConfig(max(space.interval_min_s, min(space.interval_max_s, interval_s)) * 1000, scale))
+        recovery = space.recovery[min(int(u_recovery * len(space.recovery)), len(space.recovery) - 1)]
+        configs.append(RunConfig(max(space.interval_min_s, min(space.interval_max_s, interval_s)) * 1000, scale,
+                                 recovery))
     return configs
 
 
@@ -75,7 +84,8 @@ class ProfileStudy:
                                          load_if_exists=True)
         if not self.study.trials:
             for config in space_filling_design(space, space.initial_design, seed):
-                self.study.enqueue_trial({"interval_s": config.interval_ms // 1000, "load_scale": config.load_scale})
+                self.study.enqueue_trial({"interval_s": config.interval_ms // 1000, "load_scale": config.load_scale,
+                                          **({"recovery": config.recovery} if len(space.recovery) > 1 else {})})
 
     def requeue_interrupted(self) -> int:
         """Trials left RUNNING by a profile that was stopped: failed, and their configuration queued
@@ -88,7 +98,8 @@ class ProfileStudy:
 
     def ask(self) -> tuple[int, RunConfig]:
         trial = self.study.ask(self.space.distributions())
-        return trial.number, RunConfig(int(trial.params["interval_s"]) * 1000, float(trial.params["load_scale"]))
+        return trial.number, RunConfig(int(trial.params["interval_s"]) * 1000, float(trial.params["load_scale"]),
+                                       str(trial.params.get("recovery", LIVE)))
 
     def tell(self, number: int, value: float | None) -> None:
         if value is None:

@@ -113,6 +113,12 @@ def profile_run(
     max_recovery: Annotated[str, typer.Option(help="QoS target the sampler focuses on: recovery time.")] = "60s",
     max_p99: Annotated[str, typer.Option(help="QoS target the sampler focuses on: p99 latency.")] = "5s",
     seed: Annotated[int, typer.Option(help="Seed of the design and the sampler.")] = 0,
+    explore_recovery: Annotated[bool, typer.Option(
+        "--explore-recovery", help="Also profile at the recovery settings `chronos recommend` proposes (heartbeats "
+        "from the pauses measured on the live TaskManagers for 10 s, restart delay, a spare TaskManager): a dimension "
+        "of the study beside interval and load. The trade: within the same budget about half the runs go to it, so "
+        "the interval curve at the live settings gets fewer points (the phase model learns what the proposal does; "
+        "the tuner's recovery model keeps to the live settings' runs).")] = False,
     resume: Annotated[bool, typer.Option("--resume", help="Continue the job's last profile (its settings).")] = False,
     profile: Annotated[str | None, typer.Option(help="With --resume: the profile id.")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the plan and the first configurations only.")] = False,
@@ -168,7 +174,9 @@ def profile_run(
                                    "a job file, so its copies are fed generated vehicle events")
             input_said = "generated vehicle events"
             workload = _given_rate(trace, rate) or _recorded_rate(state, job_record, record)
+        variants = _explored_recovery(sd, state) if explore_recovery else ()
         settings = ProfileSettings(
+            recovery_variants=variants,
             spec=spec, workload=(workload.times_s, workload.rates), interval_min_s=lo, interval_max_s=hi,
             loads=_scales(loads), faults=faults, steady_s=parse_interval_ms(steady) / 1000, seed=seed,
             warmup_s=parse_interval_ms(warmup) / 1000, hold_s=parse_interval_ms(hold) / 1000,
@@ -180,12 +188,14 @@ def profile_run(
     check_profilable(spec)
     plan = RunPlan(profile_id, spec, settings.trace, faults=settings.faults, steady_s=settings.steady_s,
                    warmup_s=settings.warmup_s, hold_s=settings.hold_s, timeout_s=settings.timeout_s, sample=sample,
-                   timestamp_field=settings.timestamp_field)
+                   timestamp_field=settings.timestamp_field, recovery_variants=settings.variants())
     space = ProfileSpace(settings.interval_min_s, settings.interval_max_s, settings.loads,
-                         initial_design=max(2, 2 * parallel))
+                         initial_design=max(2, 2 * parallel),
+                         recovery=("live", *(v.name for v in settings.variants())))
     targets = QosTargets(settings.max_recovery_s, settings.max_p99_ms)
     limits = ProfileLimits(parallel, runs, parse_interval_ms(budget) / 1000 if budget else None)
-    check_capacity(parallel, available_memory_gib())
+    check_capacity(parallel, available_memory_gib(),
+                   extra_taskmanagers=max((v.spare_taskmanagers for v in settings.variants()), default=0))
     check_budget(plan, limits, space.interval_min_s)
     if dry_run:
         _say_plan(profile_id, store.path, plan, space, targets, limits, settings.seed, input_said, as_json)
@@ -258,6 +268,22 @@ def _input_said(sample_profile: str | None, profile_id: str, record: str = "") -
     return f"the job's own input, replayed from the sample of profile {sample_profile}"
 
 
+def _explored_recovery(sd: Path, state: StackState) -> tuple[tuple[str, tuple[tuple[str, str], ...], int], ...]:
+    """The proposal `chronos recommend` would make for the live cluster, as a recovery variant to profile; none when
+    the live cluster already runs it."""
+    from chronos.cli import wiring
+
+    with wiring.flink_client(sd, None) as client, err.status("measuring pauses on the live TaskManagers (10 s)"):
+        proposal, lines, _ = wiring.recovery_proposal(client, sd, None, 10.0)
+    if not proposal.changes:
+        err.print("--explore-recovery: the live cluster already runs the settings chronos proposes; profiling them only")
+        return ()
+    spare = max(state.spare_taskmanagers, proposal.spare_taskmanagers)
+    err.print("exploring recovery settings: " + "; ".join(f"{c.what} {c.now} -> {c.proposed}" for c in proposal.changes),
+              highlight=False)
+    return (("proposed", tuple(lines.as_dict().items()), spare),)
+
+
 def _say_plan(profile_id: str, db: Path, plan: RunPlan, space: ProfileSpace, targets: QosTargets,
               limits: ProfileLimits, seed: int, input_said: str, as_json: bool) -> None:
     from chronos.profiler.study import space_filling_design
@@ -319,11 +345,13 @@ def profile_report(
     def num(value: float | None, fmt: str = ",.0f") -> str:
         return "-" if value is None else format(value, fmt)
 
-    table = Table("trial", "interval s", "load", "ev/s", "status", "throughput", "p50 ms", "p99 ms", "ckpt ms",
-                  "ckpt KiB", "TM cpu %", "recovery s", "replayed", title=f"profile {profile_id}", title_justify="left")
+    explored = len({r.recovery for r in rows}) > 1
+    table = Table("trial", "interval s", "load", *(("recovery",) if explored else ()), "ev/s", "status",
+                  "throughput", "p50 ms", "p99 ms", "ckpt ms", "ckpt KiB", "TM cpu %", "recovery s", "replayed", title=f"profile {profile_id}", title_justify="left")
     for r in rows:
         recovery = num(r.recovery_s, ".1f") + (f" ({r.not_recovered} NOT)" if r.not_recovered else "")
-        table.add_row(str(r.trial), f"{r.interval_s:g}", f"x{r.load_scale:g}", num(r.load_rate), r.status,
+        table.add_row(str(r.trial), f"{r.interval_s:g}", f"x{r.load_scale:g}", *((r.recovery,) if explored else ()),
+                      num(r.load_rate), r.status,
                       num(r.throughput), num(r.p50_ms), num(r.p99_ms), num(r.checkpoint_ms), num(r.checkpoint_kib),
                       num(r.cpu_pct), recovery, num(r.replayed))
     out.print(table)
@@ -337,11 +365,12 @@ def profile_report(
 
 
 def _phase_table(phases: Sequence[PhaseRow]) -> Table:
-    table = Table("trial", "interval s", "ev/s", "faults", "detect s", "reschedule s", "catch-up s", "total s",
+    table = Table("trial", "interval s", "recovery", "ev/s", "faults", "detect s", "reschedule s", "catch-up s",
+                  "total s",
                   title="recovery by phase: measured / predicted (phase model fitted on the other runs)",
                   title_justify="left")
     for r in phases:
-        table.add_row(str(r.trial), f"{r.interval_s:g}", f"{r.load_rate:,.0f}", str(r.recoveries),
+        table.add_row(str(r.trial), f"{r.interval_s:g}", r.recovery, f"{r.load_rate:,.0f}", str(r.recoveries),
                       *(f"{getattr(r.measured, k):.1f} / {getattr(r.predicted, k):.1f}"
                         for k in ("detect_s", "reschedule_s", "catchup_s", "total_s")))
     return table

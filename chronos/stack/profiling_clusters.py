@@ -26,6 +26,7 @@ from chronos.model import CheckpointSettings, JobSpec
 from chronos.optimizer.recovery_config import in_force
 from chronos.profiler.copies import JobCopy
 from chronos.profiler.input_sample import InputSample
+from chronos.profiler.records import RecoveryVariant
 from chronos.rates import RateProfile
 from chronos.signals.live import LiveSignals
 from chronos.stack.faults import KillTaskManager
@@ -42,13 +43,15 @@ def available_memory_gib() -> float:
     return float(psutil.virtual_memory().available) / 1024**3
 
 
-def check_capacity(parallel: int, available_gib: float) -> None:
-    """Refuse, in one line, more parallel clusters than the memory of this machine holds."""
-    need = parallel * GIB_PER_CLUSTER
+def check_capacity(parallel: int, available_gib: float, extra_taskmanagers: int = 0) -> None:
+    """Refuse, in one line, more parallel clusters than the memory of this machine holds (`extra_taskmanagers`:
+    spare TaskManagers a cluster may start besides its own, 1.5 GiB each)."""
+    per_cluster = GIB_PER_CLUSTER + 1.5 * extra_taskmanagers
+    need = parallel * per_cluster
     if parallel < 1:
         raise StackError(f"--parallel must be at least 1, got {parallel}")
     if need > available_gib:
-        most = int(available_gib // GIB_PER_CLUSTER)
+        most = int(available_gib // per_cluster)
         raise StackError(f"no room for {parallel} profiling clusters: they need ~{need:.0f} GiB, "
                          f"{available_gib:.1f} GiB is available (at most --parallel {most})")
 
@@ -187,13 +190,17 @@ class LocalClusterPool:
         self._flink_settings, self._spare = flink_settings, spare_taskmanagers
         self._lock = threading.Lock()
 
-    def acquire(self, run_id: str) -> LocalProfilingCluster:
+    def acquire(self, run_id: str, recovery: RecoveryVariant | None = None) -> LocalProfilingCluster:
+        """`recovery`: settings explored over the live cluster's (its lines win, its spare count replaces)."""
         stack_dir = self._base / run_id
+        settings, spare = self._flink_settings, self._spare
+        if recovery is not None:
+            settings = tuple({**dict(settings), **dict(recovery.flink_settings)}.items())
+            spare = recovery.spare_taskmanagers
         with self._lock:
             try:
                 up(StackOptions(stack_dir, self._cache, slots=self._slots, shared_bootstrap=self._bootstrap,
-                                jvm_opts=self._jvm_opts, flink_settings=self._flink_settings,
-                                spare_taskmanagers=self._spare))
+                                jvm_opts=self._jvm_opts, flink_settings=settings, spare_taskmanagers=spare))
             except BaseException:
                 down(stack_dir, purge=True)
                 shutil.rmtree(stack_dir, ignore_errors=True)

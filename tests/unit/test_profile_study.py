@@ -73,3 +73,32 @@ def test_boundary_distance_takes_the_worst_recovery_and_the_nearer_target() -> N
     assert boundary_distance(_run([20.0], 1800.0), targets, 300) == pytest.approx(0.1)
     assert boundary_distance(_run([None], None), targets, 120) == pytest.approx(2.0), "not recovered = timeout"
     assert boundary_distance(_run([], None), targets, 120) is None
+
+
+def test_recovery_settings_explored_are_a_dimension_of_the_design_and_of_what_tpe_asks(tmp_path: Path) -> None:
+    space = ProfileSpace(2, 60, (1.0,), initial_design=4, recovery=("live", "proposed"))
+    design = space_filling_design(space, 4, seed=1)
+    assert sorted(c.recovery for c in design) == ["live", "live", "proposed", "proposed"], "each stratum once"
+    study = ProfileStudy(storage(tmp_path), "p", space, seed=1)
+    asked = []
+    for _ in range(8):
+        number, config = study.ask()
+        study.tell(number, config.interval_ms / 60_000)
+        asked.append(config)
+    assert asked[:4] == design and {c.recovery for c in asked[4:]} <= {"live", "proposed"}
+    assert all(c.recovery == "live" for c in space_filling_design(SPACE, 6, seed=1)), "not explored: live only"
+
+
+def test_only_runs_at_the_live_recovery_settings_feed_the_tuners_recovery_model() -> None:
+    from chronos.profiler.observations import profile_observations
+
+    fault = FaultRecord("kill-taskmanager", "pid 1", 0, 0.0)
+
+    def run(recovery: str, seconds: float, capacity: float) -> ProfileRun:
+        m = RecoveryMeasurement(fault, 5000, "WorstCase", 1, 2, 3, seconds, None, 10, 10, 1, capacity=capacity)
+        return ProfileRun(f"r-{recovery}", "p", 0, RunConfig(5000, 1.0, recovery), 1000.0, "completed", 0, 1,
+                          SteadyState(1000.0, 50.0, 80.0, 100.0, 200.0, 1024.0, 40.0), (m,))
+
+    observed = profile_observations([run("live", 30.0, 5000.0), run("proposed", 9.0, 9000.0)])
+    assert [o.value for o in observed.recovery] == [30.0] and observed.capacity == 5000.0
+    assert len(observed.latency) == len(observed.checkpoint) == 2, "heartbeats and spares do not change steady state"

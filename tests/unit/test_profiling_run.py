@@ -14,7 +14,7 @@ import pytest
 from chronos.model import CheckpointSettings, JobSpec
 from chronos.profiler.copies import JobCopy
 from chronos.profiler.input_sample import InputSample
-from chronos.profiler.records import RunConfig
+from chronos.profiler.records import RecoveryVariant, RunConfig
 from chronos.profiler.run import RunInterrupted, RunPlan, execute_run
 from chronos.rates import RateProfile, TraceRate
 from tests.support.chaos_world import World
@@ -136,8 +136,9 @@ class Pool:
     world: World = field(default_factory=World)
     refuse: bool = False
 
-    def acquire(self, run_id: str) -> Cluster:
-        self.log("acquire")
+    def acquire(self, run_id: str, recovery: RecoveryVariant | None = None) -> Cluster:
+        self.log("acquire" if recovery is None else f"acquire at {recovery.name}: {dict(recovery.flink_settings)}, "
+                 f"{recovery.spare_taskmanagers} spare")
         if self.refuse:
             raise Boom("no slots")
         return Cluster(self.log, self.world)
@@ -148,10 +149,14 @@ class Pool:
         cluster.released = True
 
 
-def run(log: Log, plan: RunPlan = PLAN, pool: Pool | None = None):  # type: ignore[no-untyped-def]
+DEFAULT_CONFIG = RunConfig(10_000, 2.0)
+
+
+def run(log: Log, plan: RunPlan = PLAN, pool: Pool | None = None,  # type: ignore[no-untyped-def]
+        config: RunConfig = DEFAULT_CONFIG):
     pool = pool or Pool(log)
     world = pool.world
-    return execute_run(plan, 1, RunConfig(10_000, 2.0), pool, stop=log.stop, on_phase=lambda p: log(f"phase {p.split(' (')[0]}"),
+    return execute_run(plan, 1, config, pool, stop=log.stop, on_phase=lambda p: log(f"phase {p.split(' (')[0]}"),
                        wall_ms=world.wall_ms, clock=lambda: world.now_ms / 1000, sleep=world.sleep)
 
 
@@ -223,3 +228,15 @@ def test_a_job_its_copy_cannot_get_topics_for_is_refused_before_any_cluster_star
     with pytest.raises(InvalidInput, match="does not take --input-topic and --output-topic"):
         run(log, plan)
     assert log.events == []
+
+
+def test_a_run_at_explored_recovery_settings_gets_a_cluster_started_with_them() -> None:
+    from dataclasses import replace
+
+    fast = RecoveryVariant("proposed", (("heartbeat.timeout", "5000 ms"),), 1)
+    log = Log()
+    result = run(log, replace(PLAN, recovery_variants=(fast,)), config=RunConfig(10_000, 2.0, "proposed"))
+    assert result.status == "completed" and result.config.recovery == "proposed"
+    assert "acquire at proposed: {'heartbeat.timeout': '5000 ms'}, 1 spare" in log.events
+    unknown = run(Log(), replace(PLAN, recovery_variants=(fast,)), config=RunConfig(10_000, 2.0, "other"))
+    assert unknown.status == "failed" and "'other' are not among the profile's (proposed)" in unknown.error
