@@ -347,7 +347,8 @@ def profile_report(
 
     explored = len({r.recovery for r in rows}) > 1
     table = Table("trial", "interval s", "load", *(("recovery",) if explored else ()), "ev/s", "status",
-                  "throughput", "p50 ms", "p99 ms", "ckpt ms", "ckpt KiB", "TM cpu %", "recovery s", "replayed", title=f"profile {profile_id}", title_justify="left")
+                  "throughput", "p50 ms", "p99 ms", "ckpt ms", "ckpt KiB", "TM cpu %", "recovery s", "replayed",
+                  title=f"profile {profile_id}", title_justify="left")
     for r in rows:
         recovery = num(r.recovery_s, ".1f") + (f" ({r.not_recovered} NOT)" if r.not_recovered else "")
         table.add_row(str(r.trial), f"{r.interval_s:g}", f"x{r.load_scale:g}", *((r.recovery,) if explored else ()),
