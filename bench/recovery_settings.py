@@ -125,10 +125,10 @@ def recovery_settings_in_force(client: FlinkRestClient, stack_dir: Path) -> tupl
 def with_stack_delay(settings: Sequence[Sequence[str]]) -> tuple[tuple[str, str], ...]:
     """Runs before the whole configuration in force was stored kept only the keys set over the stack's: its
     restart delay (2 s, fixed-delay, chronos/stack/flink_cluster.py) was in force unless one was set."""
-    pairs = tuple((k, v) for k, v in settings)
-    if any(k.startswith("restart-strategy.") for k, _ in pairs):
-        return pairs
-    return (*pairs, ("restart-strategy.fixed-delay.delay", "2 s"))
+    pairs = dict((k, v) for k, v in settings)
+    pairs.setdefault("restart-strategy.type", "fixed-delay")
+    pairs.setdefault("restart-strategy.fixed-delay.delay", "2 s")
+    return tuple(pairs.items())
 
 
 def compare_models(rows: Sequence[dict[str, Any]], rate: float = 2000.0) -> dict[str, Any]:

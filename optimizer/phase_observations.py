@@ -21,7 +21,9 @@ from chronos.optimizer.recovery_config import SPARE_KEY, recovery_settings
 
 
 def fault_kind(kind: str) -> Fault | None:
-    return "kill" if kind.startswith("kill") else "pause" if kind.startswith("pause") else None
+    """chronos's fault names as the phase model's kinds (a Kafka restart is none: the job does not fail over)."""
+    kinds: dict[str, Fault] = {"kill-taskmanager": "kill", "pause-taskmanager": "pause", "kill-python-worker": "task"}
+    return kinds.get(kind)
 
 
 def phase_observation(m: RecoveryMeasurement, rate: float, state_bytes: float = 0.0,

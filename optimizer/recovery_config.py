@@ -46,6 +46,7 @@ CATALOG: tuple[SettingSpec, ...] = (
     SettingSpec("restart-strategy.fixed-delay.delay", "duration", "job", "wait before each restart"),
     SettingSpec("restart-strategy.fixed-delay.attempts", "count", "job", "restarts before the job fails"),
     SettingSpec("restart-strategy.exponential-delay.initial-backoff", "duration", "job", "first restart's wait"),
+    SettingSpec("restart-strategy.failure-rate.delay", "duration", "job", "wait before each restart"),
     SettingSpec("slotmanager.redundant-taskmanager-num", "count", "cluster",
                 "TaskManagers kept beyond what jobs need, so a restart need not wait for a new one "
                 "(only where Flink's resource manager starts TaskManagers, e.g. on Kubernetes)"),
@@ -163,9 +164,14 @@ def recovery_settings(config: Mapping[str, str], spare_taskmanagers: int = 0,
         s = replace(s, heartbeat_timeout_s=duration_s("heartbeat.timeout", config["heartbeat.timeout"]))
     if "heartbeat.rpc-failure-threshold" in config:
         s = replace(s, rpc_failure_threshold=int(config["heartbeat.rpc-failure-threshold"]))
-    for key in ("restart-strategy.fixed-delay.delay", "restart-strategy.exponential-delay.initial-backoff"):
+    strategy = config.get("restart-strategy.type", config.get("restart-strategy", s.restart_strategy))
+    s = replace(s, restart_strategy=strategy)
+    delay_key = _DELAY_KEYS.get(strategy)
+    if delay_key is not None and delay_key in config:
+        s = replace(s, restart_delay_s=duration_s(delay_key, config[delay_key]))
+    for key in ("execution.state-recovery.from-local", "state.backend.local-recovery"):
         if key in config:
-            s = replace(s, restart_delay_s=duration_s(key, config[key]))
+            s = replace(s, local_recovery=config[key].strip().lower() == "true")
     redundant = int(config.get("slotmanager.redundant-taskmanager-num", "0") or 0)
     return replace(s, spare_slots=s.spare_slots or spare_taskmanagers > 0 or redundant > 0)
 
@@ -174,14 +180,29 @@ def _ms(seconds: float) -> str:
     return f"{round(seconds * 1000)} ms"
 
 
+# The key of the wait before a restart, per restart strategy: a delay written under another strategy's key is
+# silently ignored by Flink (the default with checkpointing, exponential-delay, reads only its initial backoff).
+_DELAY_KEYS = {"fixed-delay": "restart-strategy.fixed-delay.delay",
+               "exponential-delay": "restart-strategy.exponential-delay.initial-backoff",
+               "exponentialdelay": "restart-strategy.exponential-delay.initial-backoff",
+               "failure-rate": "restart-strategy.failure-rate.delay"}
+
+
 def settings_config(settings: RecoverySettings, version: Version) -> FlinkSettings:
-    """The Flink lines that put `settings` in force (spare capacity is the cluster's shape, not a line here)."""
-    return check_settings([
+    """The Flink lines that put `settings` in force (spare capacity is the cluster's shape, not a line here): the
+    restart delay under the key of the strategy in force, task-local recovery under this version's name."""
+    lines = [
         ("heartbeat.interval", _ms(settings.heartbeat_interval_s)),
         ("heartbeat.timeout", _ms(settings.heartbeat_timeout_s)),
         ("heartbeat.rpc-failure-threshold", str(settings.rpc_failure_threshold)),
-        ("restart-strategy.fixed-delay.delay", _ms(settings.restart_delay_s)),
-    ], version)
+    ]
+    delay_key = _DELAY_KEYS.get(settings.restart_strategy)
+    if delay_key is not None:  # the strategy named too: the lines mean the same on a cluster set otherwise
+        lines += [("restart-strategy.type", settings.restart_strategy), (delay_key, _ms(settings.restart_delay_s))]
+    if settings.local_recovery:
+        lines.append(("execution.state-recovery.from-local" if version >= (2, 0) else "state.backend.local-recovery",
+                      "true"))
+    return check_settings(lines, version)
 
 
 def in_force(config: Mapping[str, str], spare_taskmanagers: int = 0) -> tuple[tuple[str, str], ...]:

@@ -4,7 +4,10 @@ what the phase model predicts it saves and what it costs, so an operator sees th
 - detection: the heartbeat settings (chronos.optimizer.detection), never below what a measured pause allows;
 - rescheduling: the restart delay (shorter, but not zero: a job failing on an external system would otherwise
   restart in a tight loop), and a spare TaskManager, so the restart lands on idle slots instead of waiting for
-  a replacement to start and register (it costs a TaskManager's memory and its JVM's share of the cores).
+  a replacement to start and register (it costs a TaskManager's memory and its JVM's share of the cores);
+- restore: task-local recovery once the state is large enough for its restore to matter (a task failing on a
+  surviving TaskManager reads its state from local disk; a dead TaskManager's copy dies with it, so a kill gains
+  nothing), at the cost of a second copy of the state on the TaskManagers' disks, written at every checkpoint.
 Until recoveries with phases are measured, the phase model's parameters are `PRIOR` (said in the output).
 Pure: values in, values out.
 """
@@ -53,7 +56,8 @@ class RecoveryProposal:
 def propose_recovery(current: RecoverySettings, evidence: PauseEvidence, conditions: RecoveryConditions, *,
                      spare_allowed: bool, taskmanager_memory: str, model: PhaseModel | None = None,
                      safety_factor: float = 3.0, min_timeout_s: float = 5.0,
-                     min_restart_delay_s: float = 0.5) -> RecoveryProposal:
+                     min_restart_delay_s: float = 0.5, local_recovery_min_bytes: float = 64 * 2**20) -> RecoveryProposal:
+    """`conditions.state_bytes`: the largest job state on the cluster (its latest checkpoint)."""
     detection = propose_detection(evidence, current, safety_factor=safety_factor, min_timeout_s=min_timeout_s)
     proposed = detection.settings
     changes = [SettingChange(
@@ -78,9 +82,18 @@ def propose_recovery(current: RecoverySettings, evidence: PauseEvidence, conditi
                                      "a restart lands on its idle slots instead of waiting for a replacement "
                                      "TaskManager to start and register",
                                      f"{taskmanager_memory} of memory and a JVM's share of the cores, idle"))
+    state_mib = conditions.state_bytes / 2**20
+    if not current.local_recovery and conditions.state_bytes >= local_recovery_min_bytes:
+        proposed = replace(proposed, local_recovery=True)
+        changes.append(SettingChange(
+            "task-local recovery", "off", "on",
+            f"a task failing on a TaskManager that lives on restores its state ({state_mib:,.0f} MiB) from local "
+            "disk instead of the checkpoint storage (a killed TaskManager's copy is lost with it)",
+            f"a second copy of the state (~{state_mib:,.0f} MiB) on the TaskManagers' local disks, written at "
+            "every checkpoint"))
     used = model or PRIOR
     forecasts = tuple(FaultForecast(fault, used.predict(current, replace(conditions, fault=fault)),
                                     used.predict(proposed, replace(conditions, fault=fault)))
-                      for fault in ("kill", "pause"))
+                      for fault in ("kill", "pause", "task"))
     return RecoveryProposal(current, proposed, spare, evidence, detection.timeout_floor_s, tuple(changes), forecasts,
                             "prior" if model is None else "fitted", model)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 import time
 from collections.abc import Callable, Sequence
@@ -326,7 +327,7 @@ def recovery_proposal(client: FlinkRestClient, stack_dir: Path, rest_url: str | 
         raise InvalidInput("no TaskManager answered while measuring pauses: is a TaskManager registered?")
     model = None if rest_url else measured_phase_model(stack_dir / "profiles.db")
     proposal = propose_recovery(
-        current, evidence, conditions or RecoveryConditions("kill", 0.0, 1.0, 0.0, 0.0),
+        current, evidence, conditions or RecoveryConditions("kill", 0.0, 1.0, 0.0, largest_state_bytes(client)),
         spare_allowed=spare_allowed and state is not None, model=model,
         taskmanager_memory=config.get("taskmanager.memory.process.size", "a TaskManager's"),
         safety_factor=safety_factor, min_timeout_s=min_timeout_s)
@@ -334,6 +335,18 @@ def recovery_proposal(client: FlinkRestClient, stack_dir: Path, rest_url: str | 
     if spare_allowed and state is None:
         lines = lines.merged(FlinkSettings(version, (("slotmanager.redundant-taskmanager-num", "1"),)))
     return proposal, lines, samples
+
+
+def largest_state_bytes(client: FlinkRestClient) -> float:
+    """The largest state of the cluster's running jobs, by their latest completed checkpoint (0 when none has)."""
+    sizes = [0.0]
+    for job in client.jobs():
+        if job.state == "RUNNING":
+            with contextlib.suppress(ChronosError):
+                latest = client.checkpoints(job.jid).latest.completed
+                if latest is not None:
+                    sizes.append(float(latest.state_size))
+    return max(sizes)
 
 
 def measured_phase_model(db: Path) -> PhaseModel | None:

@@ -92,7 +92,7 @@ def test_a_small_profile_is_interrupted_resumed_and_leaves_the_live_job_untouche
         # 1. Four runs asked, two at a time; stopped with Ctrl-C once two are done and another is under way (the
         # fourth starts as the second ends, so one always is: however fast this machine runs them).
         proc = subprocess.Popen([sys.executable, "-m", "chronos.cli.main", "profile", "run", "--job", live_job,
-                                 "--runs", "4", "--json", *PROFILE, *opts],
+                                 "--runs", "4", "--json", "--explore-recovery", *PROFILE, *opts],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
             wait_until(lambda: len(store.runs()) >= 2 or proc.poll() is not None, 600, 2, what="two profiling runs")
@@ -109,7 +109,7 @@ def test_a_small_profile_is_interrupted_resumed_and_leaves_the_live_job_untouche
         runs = store.runs()
         done = len(runs)
         assert done in (2, 3) and all(r.status == "completed" for r in runs), [r.error for r in runs]
-        assert len({r.config.interval_ms for r in runs}) >= 2, "the design spreads the first runs"
+        assert len({(r.config.interval_ms, r.config.recovery) for r in runs}) >= 2, "the design spreads the first runs"
         for run in runs:
             (m,) = run.recoveries
             assert m.fault.injected_wall_ms < m.detected_ms < m.running_ms  # type: ignore[operator]
@@ -130,6 +130,16 @@ def test_a_small_profile_is_interrupted_resumed_and_leaves_the_live_job_untouche
         assert outcome["requeued"] in (1, 2) and (outcome["completed"], outcome["failed"]) == (1, 0), outcome
         assert len(store.runs()) == done + 1 and len({r.trial_number for r in store.runs()}) == done + 1
         _assert_nothing_left(stack, sd, clusters)
+
+        # The study explored the recovery settings chronos proposes beside the live ones: runs at each, the proposed
+        # ones on clusters with a spare TaskManager and the proposed heartbeats, stored with every recovery.
+        runs = store.runs()
+        assert {r.config.recovery for r in runs} == {"live", "proposed"}, [r.config for r in runs]
+        for run in runs:
+            for m in run.recoveries:
+                settings = dict(m.settings_in_force)
+                assert (settings.get("chronos.spare-taskmanagers") == "1") == (run.config.recovery == "proposed")
+                assert (settings.get("heartbeat.timeout") == "10s") == (run.config.recovery == "live"), settings
 
         # 3. The report reads it all back.
         report = chronos("profile", "report", "--json", "--models", "--plots", str(sd / "plots"), *opts)

@@ -65,7 +65,7 @@ def test_the_proposal_shows_each_settings_predicted_effect_and_cost() -> None:
     assert proposal.proposed == RecoverySettings(0.5, 5.0, 2, 0.5, spare_slots=True)
     assert [c.what for c in proposal.changes] == ["heartbeat", "restart delay", "spare TaskManager"]
     assert "1536m of memory" in proposal.changes[2].cost and "fails the job over" in proposal.changes[0].cost
-    kill, pause = proposal.forecasts
+    kill, pause, _ = proposal.forecasts
     assert kill.proposed.detect_s < kill.now.detect_s and kill.proposed.reschedule_s < kill.now.reschedule_s
     assert pause.proposed.detect_s == 6.25 and pause.now.detect_s == 46.5, "a hung one only at the timeout (- half a beat)"
     assert proposal.model == "prior"
@@ -103,3 +103,22 @@ def test_the_tuner_shows_the_proposal_and_its_predicted_effect_as_an_event_and_a
                                          {"job_name": "fleet", "settings": "proposed", "fault": "kill"})
     assert now is not None and proposed is not None and proposed < now / 2
     assert f"{now:.0f} s now" in event["text"] and "heartbeat" in event["text"]
+
+
+def test_task_local_recovery_is_proposed_once_the_state_is_large_enough_to_matter_with_its_disk_cost() -> None:
+    from chronos.optimizer.phase_model import GIB, RecoveryConditions
+    from chronos.optimizer.recovery_proposal import propose_recovery
+
+    def proposal(state_bytes: float):  # type: ignore[no-untyped-def]
+        return propose_recovery(RecoverySettings(), PauseEvidence(0.1, 0.1), RecoveryConditions("kill", 0, 1, 0, state_bytes),
+                                spare_allowed=False, taskmanager_memory="1g")
+
+    small, large = proposal(1024.0), proposal(2 * GIB)
+    assert not small.proposed.local_recovery and "task-local recovery" not in [c.what for c in small.changes]
+    change = next(c for c in large.changes if c.what == "task-local recovery")
+    assert large.proposed.local_recovery and "2,048 MiB" in change.cost and "lost with it" in change.why
+    kill, _, task = large.forecasts
+    assert task.proposed.restore_s < task.now.restore_s / 2, "a task failure restores from local disk"
+    assert kill.proposed.restore_s == kill.now.restore_s, "a killed TaskManager's copy is gone: no gain"
+    assert task.now.detect_s < kill.now.detect_s, "a failing task reports itself"
+    assert kill.proposed.reschedule_s > task.proposed.reschedule_s, "found sooner, a kill waits for its replacement"

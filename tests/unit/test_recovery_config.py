@@ -62,9 +62,9 @@ def test_durations_read_as_flink_reads_them(text: str, seconds: float) -> None:
 
 def test_the_config_in_force_is_read_back_as_the_phase_models_settings_and_written_again() -> None:
     config = {"heartbeat.interval": "1 s", "heartbeat.timeout": "5 s", "heartbeat.rpc-failure-threshold": "3",
-              "restart-strategy.fixed-delay.delay": "500 ms"}
+              "restart-strategy.type": "fixed-delay", "restart-strategy.fixed-delay.delay": "500 ms"}
     settings = recovery_settings(config, spare_taskmanagers=1)
-    assert settings == RecoverySettings(1.0, 5.0, 3, 0.5, spare_slots=True)
+    assert settings == RecoverySettings(1.0, 5.0, 3, 0.5, spare_slots=True, restart_strategy="fixed-delay")
     assert recovery_settings({}) == RecoverySettings(), "what is not set keeps Flink's defaults"
     assert recovery_settings({"slotmanager.redundant-taskmanager-num": "1"}).spare_slots
     assert recovery_settings(settings_config(settings, FLINK_2_3).as_dict(), 1) == settings
@@ -86,8 +86,27 @@ def test_what_is_in_force_is_read_off_the_whole_cluster_configuration() -> None:
     from chronos.optimizer.recovery_config import in_force
 
     config = {"heartbeat.timeout": "5000 ms", "restart-strategy.fixed-delay.delay": "2 s", "rest.port": "8081",
-              "taskmanager.numberOfTaskSlots": "4"}
+              "taskmanager.numberOfTaskSlots": "4", "restart-strategy.type": "fixed-delay"}
     assert in_force(config, spare_taskmanagers=1) == (("heartbeat.timeout", "5000 ms"),
                                                       ("restart-strategy.fixed-delay.delay", "2 s"),
+                                                      ("restart-strategy.type", "fixed-delay"),
                                                       ("chronos.spare-taskmanagers", "1"))
     assert recovery_settings(dict(in_force(config))).restart_delay_s == 2.0, "the cluster's own delay, not 1 s"
+
+
+def test_the_restart_delay_is_read_and_written_under_the_key_of_the_strategy_in_force() -> None:
+    ignored = recovery_settings({"restart-strategy.fixed-delay.delay": "500 ms"})
+    assert ignored.restart_strategy == "exponential-delay" and ignored.restart_delay_s == 1.0, \
+        "Flink's default strategy with checkpointing reads only its initial backoff"
+    backoff = recovery_settings({"restart-strategy.exponential-delay.initial-backoff": "250 ms"})
+    assert backoff.restart_delay_s == 0.25
+    written = settings_config(backoff, FLINK_2_3).as_dict()
+    assert written["restart-strategy.exponential-delay.initial-backoff"] == "250 ms"
+    assert "restart-strategy.fixed-delay.delay" not in written
+
+
+def test_task_local_recovery_is_read_and_written_under_this_flinks_name_for_it() -> None:
+    local = recovery_settings({"execution.state-recovery.from-local": "true"})
+    assert local.local_recovery and not recovery_settings({}).local_recovery
+    assert settings_config(local, FLINK_2_3).as_dict()["execution.state-recovery.from-local"] == "true"
+    assert settings_config(local, (1, 20)).as_dict()["state.backend.local-recovery"] == "true"
