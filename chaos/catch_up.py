@@ -21,6 +21,10 @@ class CatchUp:
     drain_rate: float | None  # records/s the backlog shrank by: capacity - input, as observed
 
     @property
+    def measured(self) -> bool:
+        return self.capacity is not None
+
+    @property
     def predicted_s(self) -> float | None:
         """The phase model's catch-up from these terms (None when the job never outran its input)."""
         if self.backlog is None or self.capacity is None or self.input_rate is None:
@@ -32,6 +36,9 @@ class CatchUp:
 def _upper_decile(values: Sequence[float]) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))]
+
+
+NO_CATCH_UP = CatchUp(None, None, None, None)
 
 
 def explain_catch_up(after_fault: Sequence[SignalSample], running_ms: int | None,

@@ -91,6 +91,9 @@ class PhaseObservation:
     settings: RecoverySettings
     conditions: RecoveryConditions
     measured: Phases
+    # False for a live failure: the moment it struck is not known, only when Flink saw it (detect_s is then 0 and
+    # fits nothing; its total is not the fault's, so it is never a held-out case either).
+    detect_measured: bool = True
 
 
 @dataclass(frozen=True)
@@ -162,6 +165,7 @@ def _fit_detection(observations: Sequence[PhaseObservation], p: PhaseParameters)
     """Floor, base and slope: the recoveries the line would put under the floor measure the floor (their mean), the
     others the line (as a departure from the prior); split again with the new line until the split holds."""
     floor, base, slope = p.detect_floor_s, p.detect_base_s, p.detect_per_bound
+    observations = [o for o in observations if o.detect_measured]
     for _ in range(5):
         expected = [(o, o.settings.expected_detection_s(o.conditions.fault)) for o in observations]
         low = [o.measured.detect_s for o, e in expected if base + slope * e <= floor]
@@ -200,6 +204,12 @@ def _fit_reschedule(observations: Sequence[PhaseObservation], p: PhaseParameters
     registered wait for it (reschedule + detect = base + slope x delay + replacement), the others do not; split
     again with the new replacement time until the split holds."""
     base, slope, replacement = p.reschedule_base_s, p.reschedule_per_delay, p.replacement_s
+    # Whether a replacement was waited for depends on when the failure was found: unknown for a live one that
+    # could have waited (no spare, a dead TaskManager), which is left out here.
+    observations = [o for o in observations
+                    if o.detect_measured or o.settings.spare_slots or o.conditions.fault != "kill"]
+    if not observations:
+        return base, slope, replacement
     for _ in range(5):
         waits = [0.0 if o.settings.spare_slots or o.conditions.fault != "kill" or o.measured.detect_s >= replacement
                  else 1.0 for o in observations]
@@ -241,10 +251,10 @@ def held_out_by_setting(observations: Sequence[PhaseObservation]) -> float | Non
     for held in settings:
         rest = [o for o in observations if o.settings != held]
         model = PhaseModel(fit_parameters(rest), len(rest), None)
-        for o in (o for o in observations if o.settings == held):
+        for o in (o for o in observations if o.settings == held and o.detect_measured):
             predicted = model.predict(o.settings, o.conditions).total_s
             errors.append(abs(predicted - o.measured.total_s) / o.measured.total_s)
-    return float(np.mean(errors))
+    return float(np.mean(errors)) if errors else None
 
 
 def fit_phase_model(observations: Sequence[PhaseObservation]) -> PhaseModel:

@@ -53,3 +53,25 @@ def job_capacity(measurements: Sequence[RecoveryMeasurement]) -> float | None:
     """The median of the capacities its catch-ups measured."""
     capacities = [m.capacity for m in measurements if m.capacity is not None]
     return statistics.median(capacities) if capacities else None
+
+
+def live_phase_observation(settings_in_force: Sequence[tuple[str, str]], interval_ms: int, rate: float,
+                           failed_ms: int, running_ms: int | None, recovered_ms: int | None,
+                           catch_up_input_rate: float | None, capacity: float | None,
+                           backlog_at_restart: float | None = None) -> PhaseObservation | None:
+    """A failure the tuner saw on the live job: from when Flink saw it (`failed_ms`) to every task RUNNING, then
+    the catch-up. Its detection is not measured (when the fault struck is not known), and what failed is not known
+    either: counted as a dead TaskManager, the fault the phase model's rescheduling is most careful about. The
+    backlog it restarted with stands for what came in since the restored checkpoint (its age and the unmeasured
+    detection together); without it, the worst case: an interval."""
+    if running_ms is None or recovered_ms is None or capacity is None:
+        return None
+    config = dict(settings_in_force)
+    settings = recovery_settings({k: v for k, v in config.items() if k != SPARE_KEY}, int(config.get(SPARE_KEY, "0")))
+    phases = Phases(0.0, max(0.0, (running_ms - failed_ms) / 1000), 0.0, max(0.0, (recovered_ms - running_ms) / 1000))
+    input_rate = catch_up_input_rate or rate
+    age = interval_ms / 1000
+    if backlog_at_restart is not None and input_rate > 0:
+        age = max(0.0, backlog_at_restart / input_rate - phases.reschedule_s)
+    conditions = RecoveryConditions("kill", input_rate, capacity, age, 0.0, interval_ms / 1000)
+    return PhaseObservation(settings, conditions, phases, detect_measured=False)

@@ -114,7 +114,9 @@ def tuning_session(request: TuneRequest) -> Iterator[tuple[TuneLoop, TuneDisplay
         resources.callback(stop_pacing.set)
         probe = wiring.recovery_probe(request.stack_dir) if request.allow_fault else None
         loop = TuneLoop(tuned, policy, collector, retuner, journal, book, display, request.loop, pacing=pacer,
-                        paces=choice.paced, probe=probe)
+                        paces=choice.paced, probe=probe,
+                        recovery_settings=wiring.recovery_settings_in_force(client, request.stack_dir,
+                                                                            request.rest_url))
         metrics.set_targets(record.spec.name, policy.latency_p99_ms / 1000, policy.recovery_s)
         server = serve(registry, request.metrics_port, request.metrics_address, heartbeat) \
             if request.metrics_port >= 0 else None

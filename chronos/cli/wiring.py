@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -21,9 +22,9 @@ from chronos.flink.submit import CliSubmitter, JobSubmitter, RestSubmitter
 from chronos.jobs.bounded_input import ExperimentInput
 from chronos.jobs.topic_offsets import TopicEndOffsets
 from chronos.k8s.flink_deployment import DeploymentRealizer
-from chronos.model import TERMINAL_STATES, CheckpointSettings, JobIO, JobSpec, check_bootstrap
+from chronos.model import TERMINAL_STATES, CheckpointSettings, JobIO, JobSpec, RecoveryMeasurement, check_bootstrap
 from chronos.optimizer.phase_model import PhaseModel, RecoveryConditions, fit_phase_model
-from chronos.optimizer.phase_observations import phase_observations
+from chronos.optimizer.phase_observations import live_phase_observation, phase_observation
 from chronos.optimizer.recovery_config import FlinkSettings, in_force, parse_version, recovery_settings, settings_config
 from chronos.optimizer.recovery_proposal import RecoveryProposal, propose_recovery
 from chronos.profiler.input_sample import InputSample
@@ -303,10 +304,11 @@ def cluster_reconfigurer(client: FlinkRestClient, stack_dir: Path, journal: Tune
                                job_of, say)
 
 
-def recovery_settings_in_force(client: FlinkRestClient, stack_dir: Path) -> tuple[tuple[str, str], ...]:
+def recovery_settings_in_force(client: FlinkRestClient, stack_dir: Path,
+                               rest_url: str | None = None) -> tuple[tuple[str, str], ...]:
     """The recovery settings in force on the cluster (its JobManager's configuration) and the local stack's spare
-    TaskManagers, stored with each recovery measured on it."""
-    state = load_state(stack_dir)
+    TaskManagers (none counted on a cluster given by `rest_url`), stored with each recovery measured on it."""
+    state = None if rest_url else load_state(stack_dir)
     return in_force(client.jobmanager_config(), state.spare_taskmanagers if state is not None else 0)
 
 
@@ -354,14 +356,28 @@ def measured_phase_model(db: Path) -> PhaseModel | None:
     (profiling copies and chaos runs measured with this chronos), or None when there is none."""
     if not db.exists():
         return None
-    store = ProfileStore(db)
+    store, journal = ProfileStore(db), TuneJournal(db)
     try:
-        observations = [o for profile_id, *_ in store.profiles()  # a profile is one job: its capacity
-                        for o in phase_observations([
-                            (m, run.load_rate, (run.steady.checkpoint_size_bytes or 0.0) if run.steady else 0.0)
-                            for run in store.runs(profile_id) for m in run.recoveries])]
+        profiled: dict[str, list[tuple[RecoveryMeasurement, float, float]]] = {}
+        for profile_id, job_name, *_ in store.profiles():
+            profiled.setdefault(job_name, []).extend(
+                (m, run.load_rate, (run.steady.checkpoint_size_bytes or 0.0) if run.steady else 0.0)
+                for run in store.runs(profile_id) for m in run.recoveries)
+        live = {job: journal.recoveries(job) for job in journal.recovery_jobs()}
     finally:
         store.close()
+        journal.close()
+    observations = []
+    for job in sorted(set(profiled) | set(live)):  # each job at its own capacity: what its catch-ups measured
+        measured = profiled.get(job, [])
+        capacities = [c for c in [*(m.capacity for m, _, _ in measured), *(r.capacity for r in live.get(job, []))]
+                      if c is not None]
+        capacity = statistics.median(capacities) if capacities else None
+        observations += [o for m, rate, state in measured if (o := phase_observation(m, rate, state, capacity))]
+        observations += [o for r in live.get(job, []) if (o := live_phase_observation(
+            r.settings_in_force, r.interval_ms, r.rate, r.failed_ms, r.running_ms,
+            None if r.recovery_s is None else r.failed_ms + round(r.recovery_s * 1000), r.catch_up_input_rate,
+            capacity, r.backlog_at_restart))]
     return fit_phase_model(observations) if observations else None
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 
+from chronos.chaos.catch_up import NO_CATCH_UP, CatchUp, explain_catch_up
 from chronos.chaos.recovery import analyse_recovery
 from chronos.chaos.steady_state import KEEPING_UP, SteadyBands, learn_steady_state
 from chronos.model import SignalSample
@@ -31,6 +32,10 @@ class ObservedFailure:
     rate: float
     recovery_s: float | None  # None: not back in steady state within the watch
     recovered_ms: int | None
+    # Its phases after Flink saw it (the moment the fault struck is not known of a live failure) and what explains
+    # the catch-up (chronos.chaos.catch_up), as a chaos experiment measures them.
+    running_ms: int | None = None
+    catch_up: CatchUp = NO_CATCH_UP
 
 
 class FailureWatch:
@@ -106,9 +111,11 @@ class FailureWatch:
         samples = [SignalSample(at, False), *(r.sample() for r in self._after if r.at_ms > at)]
         phases = analyse_recovery(at, samples, steady, self._hold_ms, self._timeout_ms)
         if phases.recovered:
-            return self._close(ObservedFailure(at, interval, rate, phases.recovery_s, phases.recovered_ms))
+            return self._close(ObservedFailure(at, interval, rate, phases.recovery_s, phases.recovered_ms,
+                                               phases.running_ms,
+                                               explain_catch_up(samples, phases.running_ms, phases.recovered_ms)))
         if timed_out:
-            return self._close(ObservedFailure(at, interval, rate, None, None))
+            return self._close(ObservedFailure(at, interval, rate, None, None, phases.running_ms))
         return None
 
     def _close(self, failure: ObservedFailure) -> ObservedFailure:

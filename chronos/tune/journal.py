@@ -10,6 +10,7 @@ everything learned from the live job since.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
@@ -81,6 +82,15 @@ MIGRATIONS: tuple[str, ...] = (
         in_force_ms INTEGER, explanation TEXT NOT NULL DEFAULT ''
     );
     CREATE INDEX chronos_cadences_job ON chronos_cadences(job_name, cadence_id)
+    """,
+    # v6: a live recovery's phases after Flink saw it, what explains its catch-up, and the settings in force.
+    """
+    ALTER TABLE chronos_live_recoveries ADD COLUMN running_ms INTEGER;
+    ALTER TABLE chronos_live_recoveries ADD COLUMN backlog_at_restart REAL;
+    ALTER TABLE chronos_live_recoveries ADD COLUMN catch_up_input_rate REAL;
+    ALTER TABLE chronos_live_recoveries ADD COLUMN capacity REAL;
+    ALTER TABLE chronos_live_recoveries ADD COLUMN drain_rate REAL;
+    ALTER TABLE chronos_live_recoveries ADD COLUMN settings_in_force TEXT NOT NULL DEFAULT '[]'
     """,
 )
 # Decisions kept one by one; older ones live on as daily summaries (a decision every 30 s is ~2,900 rows a day).
@@ -171,6 +181,14 @@ class LiveRecovery:
     interval_ms: int
     rate: float
     recovery_s: float | None  # None: it did not get back to steady state within the watch
+    # From `failed_ms` (when Flink saw the failure: the moment it struck is not known of a live one) to every task
+    # RUNNING again; what explains the catch-up after it (chronos.chaos.catch_up); the recovery settings in force.
+    running_ms: int | None = None
+    backlog_at_restart: float | None = None
+    catch_up_input_rate: float | None = None
+    capacity: float | None = None
+    drain_rate: float | None = None
+    settings_in_force: tuple[tuple[str, str], ...] = ()
 
 
 class Journal(Protocol):
@@ -193,6 +211,9 @@ class Journal(Protocol):
     def job_names(self) -> list[str]: ...
     def record_recovery(self, recovery: LiveRecovery) -> None: ...
     def recoveries(self, job_name: str) -> list[LiveRecovery]: ...
+    def recovery_jobs(self) -> list[str]:
+        """The jobs with a live recovery recorded."""
+        ...
     def open_cadence(self, job_name: str, job_id: str, from_ms: int | None, to_ms: int, fallback_ms: int,
                      now_ms: int, explanation: str) -> Cadence: ...
     def cadence_in_force(self, cadence_id: int, now_ms: int) -> Cadence: ...
@@ -300,13 +321,23 @@ class TuneJournal:
 
     def record_recovery(self, recovery: LiveRecovery) -> None:
         with self._transaction() as db:
-            db.execute("INSERT OR REPLACE INTO chronos_live_recoveries VALUES (?,?,?,?,?)",
-                       (recovery.job_name, recovery.failed_ms, recovery.interval_ms, recovery.rate, recovery.recovery_s))
+            db.execute("INSERT OR REPLACE INTO chronos_live_recoveries VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                       (recovery.job_name, recovery.failed_ms, recovery.interval_ms, recovery.rate, recovery.recovery_s,
+                        recovery.running_ms, recovery.backlog_at_restart, recovery.catch_up_input_rate,
+                        recovery.capacity, recovery.drain_rate,
+                        json.dumps([list(kv) for kv in recovery.settings_in_force])))
 
     def recoveries(self, job_name: str) -> list[LiveRecovery]:
         with self._lock:
-            return [LiveRecovery(*row) for row in self._db.execute(
-                "SELECT * FROM chronos_live_recoveries WHERE job_name=? ORDER BY failed_ms", (job_name,))]
+            return [LiveRecovery(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7], row[8], row[9],
+                                 tuple((str(k), str(v)) for k, v in json.loads(row[10])))
+                    for row in self._db.execute(
+                        "SELECT * FROM chronos_live_recoveries WHERE job_name=? ORDER BY failed_ms", (job_name,))]
+
+    def recovery_jobs(self) -> list[str]:
+        with self._lock:
+            return [str(r[0]) for r in self._db.execute(
+                "SELECT DISTINCT job_name FROM chronos_live_recoveries ORDER BY job_name")]
 
     # -- cadences of paced jobs ----------------------------------------------------------------------
     def open_cadence(self, job_name: str, job_id: str, from_ms: int | None, to_ms: int, fallback_ms: int,

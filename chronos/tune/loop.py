@@ -114,12 +114,16 @@ class TuneLoop:
         pacing: Pacing | None = None,
         paces: bool = False,
         probe: Callable[[], str] | None = None,
+        recovery_settings: tuple[tuple[str, str], ...] = (),
     ) -> None:
         """`probe` (`chronos tune --allow-fault`): injects one fault into the live job (returns what it did), used
         once, while there are no models, after the startup grace and once a checkpoint has been measured: the
         failure it causes is watched and measured like any live failure, and gives the cold start its first
-        measured recovery instead of a default."""
+        measured recovery instead of a default. `recovery_settings`: the cluster's in force (heartbeats, restart
+        strategy, spare TaskManagers), stored with every live recovery so the phase model knows what it was
+        measured at."""
         self._probe = probe
+        self._recovery_settings = recovery_settings
         self._pacing = pacing  # watches the job's checkpoints; with `paces`, holds their cadence too
         self._paces = paces and pacing is not None
         self._policy = policy
@@ -215,8 +219,10 @@ class TuneLoop:
             return LiveReading.unreadable(self._wall_ms(), SourceFailure("collector", describe(exc)))
 
     def _learn(self, failure: ObservedFailure) -> None:
-        self._journal.record_recovery(LiveRecovery(self.state.job.spec.name, failure.failed_ms, failure.interval_ms,
-                                                   failure.rate, failure.recovery_s))
+        c = failure.catch_up
+        self._journal.record_recovery(LiveRecovery(
+            self.state.job.spec.name, failure.failed_ms, failure.interval_ms, failure.rate, failure.recovery_s,
+            failure.running_ms, c.backlog, c.input_rate, c.capacity, c.drain_rate, self._recovery_settings))
         models = self._models.models
         if failure.recovery_s is not None:
             self.state.recoveries_s.append(failure.recovery_s)

@@ -90,6 +90,10 @@ class MemoryJournal:
         with self._lock:
             self._recoveries[(recovery.job_name, recovery.failed_ms)] = recovery
 
+    def recovery_jobs(self) -> list[str]:
+        with self._lock:
+            return sorted({job for job, _ in self._recoveries})
+
     def recoveries(self, job_name: str) -> list[LiveRecovery]:
         with self._lock:
             return [r for (job, _), r in sorted(self._recoveries.items()) if job == job_name]

@@ -80,6 +80,17 @@ def test_a_live_recovery_is_kept_once_per_failure(journal: Journal) -> None:
     assert journal.recoveries("zones") == []
 
 
+def test_a_live_recovery_keeps_its_phases_what_explains_its_catch_up_and_the_settings_it_was_measured_at(
+        journal: Journal) -> None:
+    measured = LiveRecovery("fleet", 1000, 5_000, 2000.0, 14.0, running_ms=4500, backlog_at_restart=9000.0,
+                            catch_up_input_rate=2000.0, capacity=8000.0, drain_rate=5500.0,
+                            settings_in_force=(("heartbeat.timeout", "10s"), ("chronos.spare-taskmanagers", "1")))
+    journal.record_recovery(measured)
+    assert journal.recoveries("fleet") == [measured]
+    journal.record_recovery(LiveRecovery("zones", 1000, 5_000, 20.0, None))
+    assert journal.recovery_jobs() == ["fleet", "zones"]
+
+
 def test_a_cadence_change_is_decided_then_in_force_once_and_the_newest_is_the_one_held(journal: Journal) -> None:
     first = journal.open_cadence("fleet", "j1", None, 5_000, 120_000, 1000, "pace at 5 s")
     assert (first.from_ms, first.to_ms, first.fallback_ms, first.in_force_ms) == (None, 5_000, 120_000, None)

@@ -139,3 +139,22 @@ def test_every_recovery_of_a_job_is_divided_by_the_jobs_capacity_not_its_own_cat
     noisy = [replace(m, capacity=c) for c in (2300.0, 6000.0, 30_000.0)] + [replace(m, capacity=None)]
     observations = phase_observations([(x, 2000.0, 0.0) for x in noisy])
     assert [o.conditions.capacity for o in observations] == [6000.0] * 3, "the median; no capacity, no observation"
+
+
+def test_a_live_failure_teaches_rescheduling_and_catch_up_but_never_detection() -> None:
+    from chronos.optimizer.phase_model import fit_parameters
+    from chronos.optimizer.phase_observations import live_phase_observation
+
+    spare = (("heartbeat.timeout", "5s"), ("chronos.spare-taskmanagers", "1"))
+    live = live_phase_observation(spare, 2000, 1500.0, failed_ms=10_000, running_ms=13_000, recovered_ms=21_000,
+                                  catch_up_input_rate=2000.0, capacity=8000.0, backlog_at_restart=12_000.0)
+    assert live is not None and not live.detect_measured
+    assert live.measured == Phases(0.0, 3.0, 0.0, 8.0), "from when Flink saw it"
+    assert live.conditions.checkpoint_age_s == 3.0, "12,000 behind at 2,000/s: 6 s of input, 3 s of it the outage"
+    assert live_phase_observation(spare, 2000, 1500.0, 10_000, None, None, None, 8000.0) is None, "not recovered"
+    measured = [o for o in synthetic() if o.settings == SETTINGS[2]]
+    with_live = fit_parameters([*measured, live, live, live])
+    alone = fit_parameters(measured)
+    assert (with_live.detect_floor_s, with_live.detect_base_s) == (alone.detect_floor_s, alone.detect_base_s)
+    assert with_live.reschedule_base_s != alone.reschedule_base_s, "its rescheduling (spare slots) counts"
+    assert held_out_by_setting([live, *[o for o in synthetic() if o.settings == SETTINGS[0]]]) is not None

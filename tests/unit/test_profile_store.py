@@ -91,3 +91,13 @@ def test_the_recoveries_stored_in_every_profile_fit_the_phase_model(tmp_path: Pa
     store.close()
     model = measured_phase_model(tmp_path / "profile.db")
     assert model is not None and model.observations == 2, "the recovered ones, one per job"
+
+    from chronos.tune.journal import LiveRecovery, TuneJournal
+
+    journal = TuneJournal(tmp_path / "profile.db")
+    journal.record_recovery(LiveRecovery("demo", 1_000_000, 5000, 3000.0, 12.0, running_ms=1_004_000,
+                                         catch_up_input_rate=3000.0, capacity=5100.0))
+    journal.record_recovery(LiveRecovery("demo", 2_000_000, 5000, 3000.0, None))  # never recovered: no phases
+    journal.close()
+    with_live = measured_phase_model(tmp_path / "profile.db")
+    assert with_live is not None and with_live.observations == 3, "the tuner's live recoveries too"

@@ -111,14 +111,16 @@ def book() -> ModelBook:
     return ModelBook(profile(), fitter=in_process)
 
 
-def make_loop(tmp_path: Path, book: ModelBook, *, dry_run: bool = False, interval_ms: int = 30_000):  # type: ignore[no-untyped-def]
+def make_loop(tmp_path: Path, book: ModelBook, *, dry_run: bool = False, interval_ms: int = 30_000,  # type: ignore[no-untyped-def]
+              recovery_settings: tuple[tuple[str, str], ...] = ()):
     cluster, clock = FakeCluster(), Clock()
     job = TunedJob(cluster.start(SPEC.name, interval_ms), SPEC, CheckpointSettings(interval_ms))
     journal = TuneJournal(tmp_path / "chronos.db")
     scripted, recorder = ScriptedJob(cluster, clock), Recorder()
     retuner = Retuner(cluster, journal, wall_ms=cluster.tick, clock=clock, sleep=lambda s: None, settle_timeout_s=0)
     loop = TuneLoop(job, POLICY, scripted, retuner, journal, book, recorder,
-                    LoopSettings(collect_every_s=5, decide_every_s=30, dry_run=dry_run), clock=clock)
+                    LoopSettings(collect_every_s=5, decide_every_s=30, dry_run=dry_run), clock=clock,
+                    recovery_settings=recovery_settings)
     return loop, cluster, clock, scripted, recorder, journal
 
 
@@ -166,7 +168,8 @@ def test_a_dry_run_recommends_and_realizes_nothing(tmp_path: Path, book: ModelBo
 
 def test_a_live_failure_becomes_a_recovery_point_and_the_model_is_refitted(tmp_path: Path) -> None:
     book = ModelBook(profile(), fitter=in_process)
-    loop, _, clock, scripted, recorder, journal = make_loop(tmp_path, book)
+    settings = (("heartbeat.timeout", "10s"), ("chronos.spare-taskmanagers", "1"))
+    loop, _, clock, scripted, recorder, journal = make_loop(tmp_path, book, recovery_settings=settings)
     scripted.down_between = (100, 125)
     run_for(loop, clock, 200)
     assert len(recorder.failures) == 1
@@ -174,7 +177,10 @@ def test_a_live_failure_becomes_a_recovery_point_and_the_model_is_refitted(tmp_p
     assert failure.recovery_s is not None and 25 <= failure.recovery_s <= 45
     assert failure.interval_ms == 30_000 and failure.rate == 2000
     assert book.live_recoveries == 1
-    assert [r.recovery_s for r in journal.recoveries(SPEC.name)] == [failure.recovery_s]
+    (stored,) = journal.recoveries(SPEC.name)
+    assert stored.recovery_s == failure.recovery_s
+    assert stored.running_ms == stored.failed_ms + 25_000, "Flink saw it at 100 s; every task ran again at 125 s"
+    assert stored.capacity == 2000 and stored.settings_in_force == settings, "its catch-up's terms, the settings"
     assert loop.state.failures_at_s == [100]
     assert loop.qos.recovery_s == 0, "recovered within the 60 s target"
 
