@@ -1,6 +1,12 @@
 """A default profile on this machine, and the spread of one configuration profiled again (issue 5).
 
     .venv/bin/python bench/profile_default.py [--repeats 3] [--skip-profile]
+    .venv/bin/python bench/profile_default.py --explore-recovery --repeats 0
+
+`--explore-recovery` (issue 18): the default profile also explores the recovery settings `chronos recommend`
+proposes (heartbeats, restart delay, a spare TaskManager) within the same 15-minute budget; its report's phases
+(measured against the phase model fitted on the other runs) and the model families' held-out errors go to
+bench/results/profile_explore.json.
 
 1. A stack, the demo job under 2,000 events/s (`chronos load run --background`), then
    `chronos profile run` with its defaults (workload recorded for 30 s, 2 at a time, 15 min budget):
@@ -53,17 +59,22 @@ def spread(values: Sequence[float | None]) -> list[float] | None:
     return [round(min(known), 1), round(statistics.median(known), 1), round(max(known), 1)] if known else None
 
 
-def default_profile(sd: Path, job_id: str) -> dict[str, Any]:
+def default_profile(sd: Path, job_id: str, *extra: str) -> dict[str, Any]:
     start = time.monotonic()
-    done = chronos("profile", "run", "--job", job_id, "--json", "--stack-dir", str(sd))
+    done = chronos("profile", "run", "--job", job_id, "--json", *extra, "--stack-dir", str(sd))
     wall = time.monotonic() - start
     if done.returncode != 0:
         return {"error": done.stderr[-2000:], "wall_s": round(wall)}
     outcome = json.loads(done.stdout)
     store = ProfileStore(sd / "profiles.db")
     rows = report_rows(store.runs(outcome["profile_id"]))
+    report = chronos("profile", "report", "--profile", outcome["profile_id"], "--models", "--json", "--stack-dir",
+                     str(sd))
+    reported = json.loads(report.stdout) if report.returncode == 0 else {"error": report.stderr[-2000:]}
     return {"wall_s": round(wall), **outcome, "faults": sum(r.faults for r in rows),
-            "runs": [asdict(r) for r in rows]}
+            "runs": [asdict(r) for r in rows], "phases": reported.get("phases"), "models": reported.get("models"),
+            "recovery_in_force": [dict(m.settings_in_force) for r in store.runs(outcome["profile_id"])
+                                  for m in r.recoveries[:1]]}
 
 
 def repeats(sd: Path, job_id: str, n: int, bootstrap: str) -> dict[str, Any]:
@@ -93,6 +104,7 @@ def main(argv: Sequence[str]) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--skip-profile", action="store_true")
+    parser.add_argument("--explore-recovery", action="store_true")
     args = parser.parse_args(argv)
     results: dict[str, Any] = {"date": time.strftime("%Y-%m-%d %H:%M"), "machine": "2 cores, 24 GiB"}
     with tempfile.TemporaryDirectory() as tmp:
@@ -104,15 +116,18 @@ def main(argv: Sequence[str]) -> None:
             chronos("load", "run", "--rate", "2000", "--background", "--stack-dir", str(sd))
             time.sleep(20)
             if not args.skip_profile:
-                results["default_profile"] = default_profile(sd, job_id)
+                results["default_profile"] = default_profile(
+                    sd, job_id, *(("--explore-recovery",) if args.explore_recovery else ()))
                 console.print(json.dumps({k: v for k, v in results["default_profile"].items() if k != "runs"}))
-            results["repeats"] = repeats(sd, job_id, args.repeats, state.bootstrap)
-            console.print(json.dumps(results["repeats"]))
+            if args.repeats:
+                results["repeats"] = repeats(sd, job_id, args.repeats, state.bootstrap)
+                console.print(json.dumps(results["repeats"]))
         finally:
             down(sd, purge=True)
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "profile.json").write_text(json.dumps(results, indent=1) + "\n")
-    console.print(f"wrote {RESULTS / 'profile.json'}")
+    written = RESULTS / ("profile_explore.json" if args.explore_recovery else "profile.json")
+    written.write_text(json.dumps(results, indent=1) + "\n")
+    console.print(f"wrote {written}")
 
 
 if __name__ == "__main__":

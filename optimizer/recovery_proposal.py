@@ -22,6 +22,7 @@ from chronos.optimizer.phase_model import PRIOR as PRIOR_PARAMETERS
 from chronos.optimizer.phase_model import Fault, PhaseModel, Phases, RecoveryConditions, RecoverySettings
 
 PRIOR = PhaseModel(PRIOR_PARAMETERS, observations=0, held_out_mape=None)
+JOB_LEVEL_CHANGES = ("restart delay", "task-local recovery")  # a job's own configuration can carry these
 
 
 @dataclass(frozen=True)

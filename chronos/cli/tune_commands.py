@@ -92,6 +92,9 @@ def tune(
         help="At the start, measure the TaskManagers' GC pauses and heartbeat delays this long and propose the "
              "cluster's recovery settings (heartbeats, restart delay, spare capacity) with their predicted effect; "
              "'off' skips it. Applied only by `chronos recommend --apply`.")] = "3s",
+    job_recovery_settings: Annotated[bool, typer.Option(
+        help="Resubmit the job with the proposal's job-level recovery settings (restart delay, task-local "
+             "recovery) at its next restart retune; never a restart of their own.")] = True,
     pause_after_savepoint: Annotated[float, typer.Option(parser=finite, hidden=True)] = 0.0,
     flink_deployment: Annotated[str | None, typer.Option(
         help="Tune this FlinkDeployment (Flink Kubernetes Operator): retune by patching its flinkConfiguration.")] = None,
@@ -135,7 +138,7 @@ def tune(
         job, (db or sd / "profiles.db").expanduser(), sd, rest_url, reporter_url, metrics_port, metrics_address,
         parse_interval_ms(fit_timeout) / 1000, _seconds(stall_after) or 900.0, _seconds(duration), as_json,
         pause_after_savepoint, flink_deployment, namespace, job_file, realize_by, allow_fault,
-        0.0 if pause_watch.strip().lower() == "off" else parse_interval_ms(pause_watch) / 1000)
+        0.0 if pause_watch.strip().lower() == "off" else parse_interval_ms(pause_watch) / 1000, job_recovery_settings)
     with graceful_stop(err.print, "stopping after the current step (a retune in flight is finished first)") as stop:
         summary = run_tuner(request, stop)
     if as_json:

@@ -109,7 +109,8 @@ class TuneDisplay:
                                           models.checkpoint.report.held_out_mape if models.checkpoint else None)
         self.message("models: " + self._screen.models)
 
-    def recovery_proposal(self, job: TunedJob, proposal: RecoveryProposal, flink_config: list[str], apply: str) -> None:
+    def recovery_proposal(self, job: TunedJob, proposal: RecoveryProposal, flink_config: list[str], apply: str,
+                          job_settings: tuple[tuple[str, str], ...] = ()) -> None:
         """The cluster-level recovery settings chronos proposes (detection, restart delay, spare capacity) with
         their predicted effect: said once, at the start; put in force by `apply` (a cluster restart), never by
         the tuner itself."""
@@ -135,7 +136,8 @@ class TuneDisplay:
                     current=asdict(proposal.current), proposed=asdict(proposal.proposed),
                     spare_taskmanagers=proposal.spare_taskmanagers, changes=[asdict(c) for c in proposal.changes],
                     forecasts=[{"fault": f.fault, "now": asdict(f.now), "proposed": asdict(f.proposed)}
-                               for f in proposal.forecasts], flink_config=flink_config, apply=apply)
+                               for f in proposal.forecasts], flink_config=flink_config, apply=apply,
+                    with_next_retune=dict(job_settings))
 
     # -- TuneObserver --------------------------------------------------------------------------------
     def reading(self, job: TunedJob, reading: LiveReading, policy: TunePolicy, latency_violation_s: float,
@@ -178,7 +180,7 @@ class TuneDisplay:
                     f"downtime {_s(outcome.downtime_s, fmt='.2f')}",
                     retune_id=entry.retune_id, outcome=outcome.outcome, old_job_id=entry.old_job_id,
                     new_job_id=job.job_id, interval_ms=job.settings.interval_ms, savepoint=entry.savepoint,
-                    downtime_s=outcome.downtime_s)
+                    downtime_s=outcome.downtime_s, explanation=entry.explanation)
 
     def failure(self, job: TunedJob, failure: ObservedFailure, models: JobModels) -> None:
         self.failures += 1

@@ -22,6 +22,8 @@ from chronos.flink.job_control import RestCheckpointTrigger
 from chronos.flink.rest import FlinkRestClient
 from chronos.metrics.exporter import Heartbeat, TuneMetrics, serve
 from chronos.optimizer.policy import TunePolicy
+from chronos.optimizer.recovery_config import FlinkSettings
+from chronos.optimizer.recovery_proposal import JOB_LEVEL_CHANGES, RecoveryProposal
 from chronos.tune.journal import TuneJournal
 from chronos.tune.loop import LoopSettings, TuneLoop
 from chronos.tune.pacer import Pacer
@@ -53,6 +55,7 @@ class TuneRequest:
     realize: Requested = "auto"
     allow_fault: bool = False  # one TaskManager kill to measure a recovery before any model exists
     pause_watch_s: float = 3.0  # pauses measured at the start for the recovery-settings proposal (0: none)
+    job_recovery_settings: bool = True  # the proposal's job-level lines go with a restart retune
 
     def __post_init__(self) -> None:
         if self.flink_deployment and self.job_file is None:
@@ -113,8 +116,10 @@ def tuning_session(request: TuneRequest) -> Iterator[tuple[TuneLoop, TuneDisplay
         resources.callback(pacer.wake)
         resources.callback(stop_pacing.set)
         probe = wiring.recovery_probe(request.stack_dir) if request.allow_fault else None
+        proposed = _recovery_proposal(request, client) if request.pause_watch_s > 0 else None
+        job_settings = _job_settings(request, proposed) if proposed is not None else ()
         loop = TuneLoop(tuned, policy, collector, retuner, journal, book, display, request.loop, pacing=pacer,
-                        paces=choice.paced, probe=probe,
+                        paces=choice.paced, probe=probe, job_settings=job_settings,
                         recovery_settings=wiring.recovery_settings_in_force(client, request.stack_dir,
                                                                             request.rest_url))
         metrics.set_targets(record.spec.name, policy.latency_p99_ms / 1000, policy.recovery_s)
@@ -137,24 +142,38 @@ def tuning_session(request: TuneRequest) -> Iterator[tuple[TuneLoop, TuneDisplay
         display.describe_models(book.models)
         if book.last_fit_error is not None:
             display.fit_failed(tuned, book.last_fit_error)
-        if request.pause_watch_s > 0:
-            _propose_recovery_settings(request, client, tuned, display)
+        if isinstance(proposed, str):
+            display.message(proposed)
+        elif proposed is not None:
+            where = (f" --flink-deployment {request.flink_deployment} --namespace {request.namespace} --rest-url "
+                     f"{request.rest_url}" if request.flink_deployment else "")
+            with_retune = ("" if not job_settings else " (its job-level lines go with this job's next restart retune"
+                           + ("; paced, it restarts only for a fallback change)" if choice.paced else ")"))
+            display.recovery_proposal(tuned, proposed[0], proposed[1].lines(),
+                                      f"chronos recommend --apply{where}{with_retune}", job_settings)
         yield loop, display
 
 
-def _propose_recovery_settings(request: TuneRequest, client: FlinkRestClient, job: TunedJob,
-                               display: TuneDisplay) -> None:
+def _recovery_proposal(request: TuneRequest, client: FlinkRestClient) -> tuple[RecoveryProposal, FlinkSettings] | str:
     """Cluster-level settings are proposed, not applied: putting them in force restarts Flink (every job on it
-    savepointed and resumed), which is the operator's call (`chronos recommend --apply`)."""
+    savepointed and resumed), which is the operator's call (`chronos recommend --apply`). Why there is none, if so."""
     try:
         proposal, lines, _ = wiring.recovery_proposal(client, request.stack_dir, request.rest_url,
                                                       request.pause_watch_s)
     except ChronosError as exc:
-        display.message(f"no recovery-settings proposal: {exc}")
-        return
-    where = (f" --flink-deployment {request.flink_deployment} --namespace {request.namespace} --rest-url "
-             f"{request.rest_url}" if request.flink_deployment else "")
-    display.recovery_proposal(job, proposal, lines.lines(), f"chronos recommend --apply{where}")
+        return f"no recovery-settings proposal: {exc}"
+    return proposal, lines
+
+
+def _job_settings(request: TuneRequest, proposed: tuple[RecoveryProposal, FlinkSettings] | str) -> tuple[tuple[str, str], ...]:
+    """The proposal's job-level lines, when it changes any (restart delay, task-local recovery) and the job is
+    retuned by resubmission here (a FlinkDeployment takes them with `chronos recommend --apply`)."""
+    if isinstance(proposed, str) or request.flink_deployment or not request.job_recovery_settings:
+        return ()
+    proposal, lines = proposed
+    if not any(c.what in JOB_LEVEL_CHANGES for c in proposal.changes):
+        return ()
+    return lines.of_scope("job").values
 
 
 def run_tuner(request: TuneRequest, stop: Event) -> TuneSummary:

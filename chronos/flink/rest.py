@@ -156,6 +156,13 @@ class FlinkRestClient:
         return {str(item["key"]): str(item["value"]) for item in self._request("GET", "/jobmanager/config")}
 
     # -- jobs -----------------------------------------------------------------------------------
+    def restart_strategy(self, job_id: str) -> str | None:
+        """The restart strategy the job runs with, as Flink describes it ("Restart with fixed delay (PT0.5S). ...").
+        Its own submitted configuration shows here; `/jobs/<id>/jobmanager/config` is the cluster's."""
+        reply = self._request("GET", f"/jobs/{job_id}/config", job_id)
+        strategy = reply.get("execution-config", {}).get("restart-strategy") if isinstance(reply, dict) else None
+        return None if strategy is None else str(strategy)
+
     def jobs(self) -> tuple[JobSummary, ...]:
         return self._get(JobsOverview, "/jobs/overview").jobs
 

@@ -115,15 +115,18 @@ class TuneLoop:
         paces: bool = False,
         probe: Callable[[], str] | None = None,
         recovery_settings: tuple[tuple[str, str], ...] = (),
+        job_settings: tuple[tuple[str, str], ...] = (),
     ) -> None:
         """`probe` (`chronos tune --allow-fault`): injects one fault into the live job (returns what it did), used
         once, while there are no models, after the startup grace and once a checkpoint has been measured: the
         failure it causes is watched and measured like any live failure, and gives the cold start its first
         measured recovery instead of a default. `recovery_settings`: the cluster's in force (heartbeats, restart
         strategy, spare TaskManagers), stored with every live recovery so the phase model knows what it was
-        measured at."""
+        measured at. `job_settings`: job-level recovery settings proposed (restart delay, task-local recovery): they
+        go with the next restart retune, in the resubmitted job's configuration; never a restart of their own."""
         self._probe = probe
         self._recovery_settings = recovery_settings
+        self._job_settings = job_settings
         self._pacing = pacing  # watches the job's checkpoints; with `paces`, holds their cadence too
         self._paces = paces and pacing is not None
         self._policy = policy
@@ -295,8 +298,9 @@ class TuneLoop:
             self._pace(target_ms, decision.explain())
         elif decision.action == "retune":
             restart_ms = target_ms if decision.fallback_s is None else max(1, round(decision.fallback_s * 1000))
+            job, with_settings = self._with_job_settings(self.state.job)
             try:
-                outcome = self._retuner.retune(self.state.job, restart_ms, decision.explain())
+                outcome = self._retuner.retune(job, restart_ms, decision.explain() + with_settings)
             except Exception as exc:  # noqa: BLE001 - journaled step by step: finished from the journal later
                 self._schedule_retry(now, 1, describe(exc))
                 return decision
@@ -304,6 +308,17 @@ class TuneLoop:
             if decision.fallback_s is not None and outcome.outcome != "abandoned":
                 self._pace(target_ms, decision.explain())
         return decision
+
+    def _with_job_settings(self, job: TunedJob) -> tuple[TunedJob, str]:
+        """The job as it is to be resubmitted: its spec's configuration with the proposed job-level settings over
+        it, and what that adds to the retune's explanation (nothing when they are in it already)."""
+        current = dict(job.spec.extra_config)
+        wanted = {**current, **dict(self._job_settings)}
+        if wanted == current:
+            return job, ""
+        added = ", ".join(f"{k}={v}" for k, v in self._job_settings if current.get(k) != v)
+        spec = replace(job.spec, extra_config=tuple(sorted(wanted.items())))
+        return replace(job, spec=spec), f"; with the proposed recovery settings {added}"
 
     def _pace(self, cadence_ms: int, explanation: str) -> None:
         assert self._pacing is not None and self._paces, "decide paces only a paced job"

@@ -125,9 +125,12 @@ def test_a_sql_job_chronos_did_not_submit_is_adopted_and_retuned(stack: StackSta
         assert tuner.finish(120) == 0
         # The cluster's recovery settings, proposed with their predicted effect (never applied by the tuner).
         proposal = next(e for e in tuner.events if e["event"] == "recovery_proposal")
-        assert proposal["flink_config"] and proposal["apply"] == "chronos recommend --apply", proposal
+        assert proposal["flink_config"] and proposal["apply"].startswith("chronos recommend --apply"), proposal
         assert all(f["proposed"]["detect_s"] <= f["now"]["detect_s"] for f in proposal["forecasts"]), proposal
         new_job = retune["new_job_id"]
+        # Its job-level lines (the stack restarts after 2 s; chronos proposes 0.5 s) went with the retune.
+        assert proposal["with_next_retune"]["restart-strategy.fixed-delay.delay"] == "500 ms", proposal
+        assert "fixed delay (PT0.5S)" in (flink.restart_strategy(new_job) or ""), flink.restart_strategy(new_job)
         assert retune["outcome"] == "verified" and flink.job(new_job).name == spec.name
         assert flink.checkpoint_config(new_job).interval == retune["interval_ms"] < 30_000
         consumer = committed_consumer(stack.bootstrap, io.output_topic, from_beginning=False)

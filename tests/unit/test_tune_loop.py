@@ -112,7 +112,7 @@ def book() -> ModelBook:
 
 
 def make_loop(tmp_path: Path, book: ModelBook, *, dry_run: bool = False, interval_ms: int = 30_000,  # type: ignore[no-untyped-def]
-              recovery_settings: tuple[tuple[str, str], ...] = ()):
+              recovery_settings: tuple[tuple[str, str], ...] = (), job_settings: tuple[tuple[str, str], ...] = ()):
     cluster, clock = FakeCluster(), Clock()
     job = TunedJob(cluster.start(SPEC.name, interval_ms), SPEC, CheckpointSettings(interval_ms))
     journal = TuneJournal(tmp_path / "chronos.db")
@@ -120,7 +120,7 @@ def make_loop(tmp_path: Path, book: ModelBook, *, dry_run: bool = False, interva
     retuner = Retuner(cluster, journal, wall_ms=cluster.tick, clock=clock, sleep=lambda s: None, settle_timeout_s=0)
     loop = TuneLoop(job, POLICY, scripted, retuner, journal, book, recorder,
                     LoopSettings(collect_every_s=5, decide_every_s=30, dry_run=dry_run), clock=clock,
-                    recovery_settings=recovery_settings)
+                    recovery_settings=recovery_settings, job_settings=job_settings)
     return loop, cluster, clock, scripted, recorder, journal
 
 
@@ -273,3 +273,16 @@ def test_every_completed_step_is_a_heartbeat(tmp_path: Path, book: ModelBook) ->
     loop, _, _, _, recorder, _ = make_loop(tmp_path, book)
     loop.run(StopAfter(3))
     assert recorder.steps == 3
+
+
+def test_the_proposed_job_level_recovery_settings_go_with_a_restart_retune_and_never_cause_one(
+        tmp_path: Path, book: ModelBook) -> None:
+    delay = (("restart-strategy.type", "fixed-delay"), ("restart-strategy.fixed-delay.delay", "500 ms"))
+    loop, cluster, clock, scripted, recorder, journal = make_loop(tmp_path, book, job_settings=delay)
+    run_for(loop, clock, 200)
+    assert not recorder.retunes and cluster.submissions == 0, "no retune of their own"
+    scripted.rate = 6000
+    run_for(loop, clock, 200)
+    (retune,) = recorder.retunes
+    assert set(delay) <= set(retune.job.spec.extra_config), "resubmitted with them"
+    assert "with the proposed recovery settings restart-strategy.type=fixed-delay" in journal.retunes()[0].explanation
