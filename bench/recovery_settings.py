@@ -4,6 +4,7 @@ one stack and one job (issue 18); then the pauses: how many false failovers each
 
     .venv/bin/python bench/recovery_settings.py [--rate 2000] [--interval 2] [--kills 5] [--warmup 20]
     .venv/bin/python bench/recovery_settings.py --recompute bench/results/recovery_settings*.json
+    .venv/bin/python bench/recovery_settings.py --cost          # a spare TaskManager's CPU and memory under load
 
 (`--recompute`: the model comparison of stored runs done again with the models as they are now, no stack.)
 
@@ -23,6 +24,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import Sequence
@@ -49,11 +51,13 @@ from chronos.optimizer.recovery_config import in_force
 from chronos.signals.live import LiveSignals
 from chronos.signals.taskmanager_pauses import watch_pauses
 from chronos.stack.faults import KillTaskManager, PauseTaskManager
+from chronos.stack.flink_cluster import start_taskmanager
 from chronos.stack.helpers import start_helper, stop_helper
 from chronos.stack.job_records import JobRecord, JobRecordStore
 from chronos.stack.local_stack import StackOptions, down, up
 from chronos.stack.locations import default_cache_dir
-from chronos.stack.state import StackState, load_state
+from chronos.stack.service_account import account_of
+from chronos.stack.state import StackState, load_state, save_state
 
 CACHE = default_cache_dir()
 BETWEEN = ["--set", "heartbeat.interval=2s", "--set", "heartbeat.timeout=20s", "--set",
@@ -79,6 +83,30 @@ def phases(m: dict[str, Any]) -> dict[str, float | None]:
     return {"detect_s": since("detected_ms"), "running_s": since("running_ms"), "back_in_band_s": m["recovery_s"]}
 
 
+class LateReplacementKill:
+    """A TaskManager kill whose replacement starts `after_s` later instead of at once: on one 2-core host the
+    replacement's JVM start competes with the catch-up of a job restarted on a spare (an experiment, not a
+    setting chronos makes; a cluster manager on other hosts would not compete)."""
+
+    def __init__(self, stack_dir: Path, after_s: float) -> None:
+        self._stack_dir, self._after_s = stack_dir, after_s
+        self._kill = KillTaskManager(stack_dir, replace=False)
+
+    def inject(self) -> FaultRecord:
+        record = self._kill.inject()
+        threading.Timer(self._after_s, self._replace).start()
+        return record
+
+    def _replace(self) -> None:
+        state = load_state(self._stack_dir)
+        if state is not None:
+            new = start_taskmanager(find_distribution(), state.flink_home, account_of(Path(state.services_dir)))
+            save_state(state.model_copy(update={"taskmanagers": (*state.taskmanagers, new)}))
+
+    def rollback(self) -> None:
+        self._kill.rollback()
+
+
 def kills(state: StackState, client: FlinkRestClient, job: str, settings: DemoSettings, arm: str,
           args: argparse.Namespace) -> list[dict[str, Any]]:
     signals = LiveSignals(client, job, settings.name, state.bootstrap, settings.input_topic, settings.output_topic,
@@ -86,7 +114,9 @@ def kills(state: StackState, client: FlinkRestClient, job: str, settings: DemoSe
     rows = []
     try:
         for i in range(args.kills):
-            m = measure_recovery(signals, KillTaskManager(state.stack_dir_path), WorstCase(before_s=args.before),
+            fault = (LateReplacementKill(state.stack_dir_path, args.replace_after) if args.replace_after
+                     else KillTaskManager(state.stack_dir_path))
+            m = measure_recovery(signals, fault, WorstCase(before_s=args.before),
                                  warmup_s=args.warmup, hold_s=args.hold, timeout_s=args.timeout,
                                  settings_in_force=recovery_settings_in_force(client, state.stack_dir_path))
             row = {"arm": arm, "kill": i + 1, **phases(asdict(m)), "measurement": asdict(m)}
@@ -189,6 +219,16 @@ def recompute(paths: Sequence[Path]) -> None:
                       + ", ".join(f"{k} {v:.0%}" for k, v in models["black_box_held_out_mape"].items()))
 
 
+def taskmanager_cpu(state: StackState | None, seconds: float = 10.0) -> list[float]:
+    """Each TaskManager's CPU (% of one core) over `seconds` of the running job, busiest first: a spare's cost is
+    the idle one's."""
+    processes = [psutil.Process(tm.pid) for tm in (state.taskmanagers if state else ())]
+    for process in processes:
+        process.cpu_percent(None)
+    time.sleep(seconds)
+    return sorted((round(p.cpu_percent(None), 1) for p in processes), reverse=True)
+
+
 def current_job(client: FlinkRestClient, name: str) -> str:
     return next(j.jid for j in client.jobs() if j.name == name and j.state == "RUNNING")
 
@@ -205,6 +245,37 @@ def summary(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, float | int |
     return out
 
 
+def spare_cost(args: argparse.Namespace) -> None:
+    """A stack with one spare TaskManager, the demo job under `--rate`: each TaskManager's CPU and memory over 30 s
+    (the idle one is the spare). Writes bench/results/recovery_cost.json."""
+    with tempfile.TemporaryDirectory() as tmp:
+        state, _ = up(StackOptions(Path(tmp), CACHE, spare_taskmanagers=1))
+        try:
+            suffix = uuid.uuid4().hex[:6]
+            settings = DemoSettings(bootstrap=state.bootstrap, input_topic=f"in-{suffix}", output_topic=f"out-{suffix}",
+                                    group_id=f"g-{suffix}", name=f"cost-{suffix}", parallelism=2)
+            ensure_topics(state.bootstrap, [settings.input_topic, settings.output_topic], partitions=2)
+            start_helper(state.stack_dir_path, "cost-load", ["load", "run", "--rate", str(args.rate), "--workers", "1",
+                                                             "--topic", settings.input_topic, "--duration", "600",
+                                                             "--stack-dir", state.stack_dir])
+            with FlinkRestClient(state.rest_url) as client:
+                job = RestSubmitter(client, find_distribution().python_jar).submit(
+                    demo_spec(settings), CheckpointSettings(int(args.interval * 1000)))
+                client.wait_until_running(job, 120)
+                time.sleep(30)
+                cpu = taskmanager_cpu(state, 30.0)
+                rss = sorted((round(psutil.Process(tm.pid).memory_info().rss / 2**20) for tm in state.taskmanagers),
+                             reverse=True)
+        finally:
+            stop_helper(state.stack_dir_path, "cost-load")
+            down(Path(tmp), purge=True)
+    out = {"date": time.strftime("%Y-%m-%d %H:%M"), "machine": "2 cores, 24 GiB", "rate": args.rate,
+           "interval_s": args.interval, "taskmanager_cpu_pct": cpu, "taskmanager_rss_mib": rss,
+           "note": "busiest first; the idle one is the spare"}
+    (RESULTS / "recovery_cost.json").write_text(json.dumps(out, indent=1) + "\n")
+    console.print(json.dumps(out))
+
+
 def main(argv: Sequence[str]) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--rate", type=float, default=2000)
@@ -215,12 +286,20 @@ def main(argv: Sequence[str]) -> None:
     parser.add_argument("--hold", type=float, default=10.0)
     parser.add_argument("--timeout", type=float, default=180.0)
     parser.add_argument("--recompute", type=Path, nargs="+", help="stored results to compare the models on again")
+    parser.add_argument("--cost", action="store_true", help="only what a spare TaskManager costs under the load")
+    parser.add_argument("--arms", default="flink defaults,between,chronos proposed")
+    parser.add_argument("--replace-after", type=float, default=0.0,
+                        help="start the killed TaskManager's replacement this much later (0: at once)")
+    parser.add_argument("--out", default="recovery_settings.json")
     args = parser.parse_args(argv)
     if args.recompute:
         recompute(args.recompute)
         return
+    if args.cost:
+        spare_cost(args)
+        return
     RESULTS.mkdir(exist_ok=True)
-    raw = RESULTS / "recovery_settings.json"
+    raw = RESULTS / args.out
     started = time.strftime("%Y-%m-%d %H:%M")
     rows: list[dict[str, Any]] = []
     pause_rows: list[dict[str, Any]] = []
@@ -242,8 +321,9 @@ def main(argv: Sequence[str]) -> None:
                 client.wait_until_running(job, 120)
                 time.sleep(args.interval * 2 + 5)
                 rss: dict[str, int] = {}
+                cpu: dict[str, list[float]] = {}
                 proposal: dict[str, Any] = {}
-                for arm in ("flink defaults", "between", "chronos proposed"):
+                for arm in args.arms.split(","):
                     if arm == "between":  # a third setting, so each is predicted from two others
                         cli("stack", "reconfigure", *BETWEEN, *sd)
                     if arm == "chronos proposed":  # what `chronos recommend` proposes from the pauses it measures
@@ -258,11 +338,12 @@ def main(argv: Sequence[str]) -> None:
                         pause_rows.append(pauses(state, client, job, arm, proposal["proposed"]["heartbeat_timeout_s"]))
                     rss[arm] = round(sum(psutil.Process(tm.pid).memory_info().rss
                                          for tm in (now.taskmanagers if now else ())) / 2**20)
+                    cpu[arm] = taskmanager_cpu(now)
                     raw.write_text(json.dumps({
                         "date": started, "machine": "2 cores, 24 GiB", "settings": vars(args),
                         "summary": summary(rows), "models": compare_models(rows, args.rate), "proposal": proposal,
                         "pauses": pause_rows,
-                        "taskmanager_rss_mib": rss, "rows": rows}, indent=1) + "\n")
+                        "taskmanager_rss_mib": rss, "taskmanager_cpu_pct": cpu, "rows": rows}, indent=1) + "\n")
         finally:
             stop_helper(state.stack_dir_path, "phases-load")
             down(Path(tmp), purge=True)

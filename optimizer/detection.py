@@ -47,18 +47,26 @@ def evidence_from(samples: Sequence[PauseSample], heartbeat_interval_s: float) -
     - GC: the collection time between two samples in which a collection happened; several collections in one
       step are summed, so this bounds the longest single pause from above (a safe side to err on: a larger
       floor for the timeout);
-    - heartbeat: the gap between two heartbeats heard (or the silence up to a sample) beyond the interval."""
+    - heartbeat: the gap between two heartbeats heard (or the silence up to a sample) beyond the interval.
+    Not a pause: a TaskManager never heard yet (Flink reports 0: one registering, e.g. a replacement), and the
+    silence of one gone from the last samples (a dead TaskManager until Flink let it go; a bench once measured
+    such a "pause" of minutes right after a kill and proposed pausing for three times it)."""
     gc, heartbeat = 0.0, 0.0
     by_tm: dict[str, list[PauseSample]] = {}
     for sample in sorted(samples, key=lambda x: x.at_ms):
         by_tm.setdefault(sample.taskmanager, []).append(sample)
+    last_ms = max((x.at_ms for x in samples), default=0)
     for series in by_tm.values():
+        series = [x if x.last_heartbeat_ms is None or 0 < x.last_heartbeat_ms <= x.at_ms
+                  else replace(x, last_heartbeat_ms=None) for x in series]
+        still_there = series[-1].at_ms >= last_ms - 1000  # in the last round of samples (taken 0.5 s apart)
         for before, after in itertools.pairwise(series):
             if after.gc_count > before.gc_count and after.gc_time_ms >= before.gc_time_ms:
                 gc = max(gc, (after.gc_time_ms - before.gc_time_ms) / 1000)
         heard = sorted({x.last_heartbeat_ms for x in series if x.last_heartbeat_ms is not None})
         gaps = [(b - a) / 1000 for a, b in itertools.pairwise(heard)]
-        silences = [(x.at_ms - x.last_heartbeat_ms) / 1000 for x in series if x.last_heartbeat_ms is not None]
+        silences = [(x.at_ms - x.last_heartbeat_ms) / 1000 for x in series
+                    if x.last_heartbeat_ms is not None and still_there]
         heartbeat = max([heartbeat, *(g - heartbeat_interval_s for g in gaps + silences)])
     return PauseEvidence(round(gc, 3), round(max(0.0, heartbeat), 3))
 

@@ -42,17 +42,22 @@ def test_a_nonsensical_request_is_one_line() -> None:
 def test_pauses_are_read_off_gc_counters_and_heartbeat_times_per_taskmanager() -> None:
     from chronos.optimizer.detection import PauseSample, evidence_from
 
+    t = 1_764_800_000_000  # epoch ms, as Flink reports when it last heard each TaskManager
     samples = [
-        PauseSample("tm-a", 0, 10, 400, 0), PauseSample("tm-a", 500, 10, 400, 0),
-        PauseSample("tm-a", 1000, 11, 650, 1000),  # one collection of 250 ms
-        PauseSample("tm-a", 1500, 14, 950, 1000),  # three collections, 300 ms in all: <= 300 ms each
-        PauseSample("tm-b", 0, 3, 100, 0), PauseSample("tm-b", 1000, 3, 100, 2400),  # heard 2.4 s apart: 1.4 s late
-        PauseSample("tm-b", 5000, 3, 100, 2400),  # silent 2.6 s at the last sample: 1.6 s late
+        PauseSample("tm-a", t, 10, 400, t), PauseSample("tm-a", t + 500, 10, 400, t),
+        PauseSample("tm-a", t + 1000, 11, 650, t + 1000),  # one collection of 250 ms
+        PauseSample("tm-a", t + 1500, 14, 950, t + 1000),  # three collections, 300 ms in all: <= 300 ms each
+        *(PauseSample("tm-a", t + ms, 14, 950, t + ms - 100) for ms in (2100, 3100, 4100, 5000)),  # on time
+        PauseSample("tm-b", t, 3, 100, t), PauseSample("tm-b", t + 1000, 3, 100, t + 2400),  # 2.4 s apart: 1.4 s late
+        PauseSample("tm-b", t + 5000, 3, 100, t + 2400),  # silent 2.6 s at the last sample: 1.6 s late
     ]
     evidence = evidence_from(samples, heartbeat_interval_s=1.0)
     assert evidence.longest_gc_pause_s == 0.3
     assert evidence.longest_heartbeat_delay_s == 1.6 and evidence.longest_s == 1.6
     assert evidence_from([], 1.0) == PauseEvidence(0.0, 0.0)
+    registering = PauseSample("tm-new", t + 5000, 0, 0, 0)  # never heard yet: Flink says 0
+    dead = [PauseSample("tm-dead", t, 1, 10, t), PauseSample("tm-dead", t + 3000, 1, 10, t)]  # then let go
+    assert evidence_from([*samples, registering, *dead], 1.0) == evidence, "neither is a pause"
 
 
 def test_the_proposal_shows_each_settings_predicted_effect_and_cost() -> None:
