@@ -40,8 +40,9 @@ from chronos.profiler.report import report_rows
 from chronos.profiler.run import RunPlan, execute_run
 from chronos.profiler.store import ProfileStore
 from chronos.rates import TraceRate
+from chronos.stack.job_records import JobRecordStore
 from chronos.stack.local_stack import StackOptions, down, up
-from chronos.stack.locations import default_cache_dir, job_records
+from chronos.stack.locations import default_cache_dir
 from chronos.stack.profiling_clusters import LocalClusterPool
 
 CACHE = default_cache_dir()  # as root /var/cache/chronos, readable by the service user
@@ -78,7 +79,7 @@ def default_profile(sd: Path, job_id: str, *extra: str) -> dict[str, Any]:
 
 
 def repeats(sd: Path, job_id: str, n: int, bootstrap: str) -> dict[str, Any]:
-    record = job_records(sd).get(job_id)
+    record = JobRecordStore(sd / "jobs").get(job_id)
     assert record is not None
     plan = RunPlan("bench-repeat", record.spec, TraceRate((0.0,), (2000.0,)))
     pool = LocalClusterPool(sd / "profiling" / "bench-repeat", CACHE, bootstrap, slots=record.spec.parallelism or 1)
