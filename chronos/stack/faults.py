@@ -20,7 +20,7 @@ from chronos.flink.distribution import find_distribution
 from chronos.model import FaultRecord
 from chronos.stack import kafka_broker
 from chronos.stack.flink_cluster import start_taskmanager
-from chronos.stack.processes import ProcessRecord, check, descendants, send, stop
+from chronos.stack.processes import ProcessRecord, check, descendants, identify, send, stop
 from chronos.stack.service_account import account_of
 from chronos.stack.state import StackState, load_state, save_state
 
@@ -56,10 +56,27 @@ def _live_taskmanager(state: StackState, index: int | None, job_id: str | None =
     if index is not None or len(live) == 1:
         return live[(index or 0) % len(live)]
     busy = _busiest_rpc_port(state.rest_url, job_id)
+    if busy is None:
+        return live[0]  # Flink runs no job there: any one breaks the same nothing
     for record in live:
-        if busy is not None and busy in _listening_ports(record.pid):
+        if busy in _listening_ports(record.pid):
             return record
-    return live[0]
+    stray = _stray_taskmanager(live[0], busy)
+    if stray is not None:
+        return stray
+    raise StackError(f"cannot tell which TaskManager runs the job: Flink says the one on port {busy}, and none of "
+                     "this stack's TaskManagers (" + ", ".join(f"pid {r.pid}: {sorted(_listening_ports(r.pid))}"
+                                                            for r in live) + ") listens there")
+
+
+def _stray_taskmanager(known: ProcessRecord, port: int) -> ProcessRecord | None:
+    """A TaskManager of this stack (its command line carries the same marks) that the stack's state lost track of,
+    listening on `port`: breaking a tracked idle one instead would break nothing a job notices."""
+    for proc in psutil.process_iter(["pid", "cmdline"]):
+        argv = proc.info.get("cmdline") or []
+        if proc.pid != known.pid and all(mark in argv for mark in known.argv_marks) and port in _listening_ports(proc.pid):
+            return identify(proc.pid, known.role, known.argv_marks)
+    return None
 
 
 def _busiest_rpc_port(rest_url: str, job_id: str | None = None) -> int | None:

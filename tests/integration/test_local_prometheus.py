@@ -10,6 +10,7 @@ import httpx
 
 from chronos.stack.processes import is_alive
 from chronos.stack.state import StackState
+from tests.conftest import wait_until
 from tests.support.cli import chronos
 
 
@@ -33,9 +34,13 @@ def test_prometheus_up_scrapes_the_stack_and_down_stops_it(stack: StackState) ->
             healthy = {t["scrapeUrl"] for t in targets if t["health"] == "up"}
             time.sleep(1)
         assert healthy & set(stack.prometheus_urls), "Flink's reporter is scraped"
-        flink = httpx.get(server["url"] + "/api/v1/query", params={"query": "flink_jobmanager_numRegisteredTaskManagers"},
-                          timeout=5).json()["data"]["result"]
-        assert flink and float(flink[0]["value"][1]) >= 1
+
+        def registered() -> list[dict[str, object]]:  # the JobManager's reporter may be scraped a beat after the first
+            return list(httpx.get(server["url"] + "/api/v1/query", timeout=5, params={
+                "query": "flink_jobmanager_numRegisteredTaskManagers"}).json()["data"]["result"])
+
+        flink = wait_until(registered, 60, 1.0, what="the JobManager's figures in Prometheus")
+        assert float(flink[0]["value"][1]) >= 1  # type: ignore[index]
     finally:
         down = chronos("prometheus", "down", *sd)
     assert down.returncode == 0 and "stopped" in down.stdout
