@@ -151,6 +151,18 @@ class ExceptionsReply(_Reply):
     exception_history: ExceptionHistory = Field(alias="exceptionHistory")
 
 
+class SubtaskTimes(_Reply):
+    """When the subtask's current attempt entered each state (epoch ms, Flink's clock): CREATED, SCHEDULED,
+    DEPLOYING, INITIALIZING, RUNNING, ..."""
+
+    subtask: int
+    timestamps: dict[str, int] = Field(default_factory=dict)
+
+
+class SubtasksTimesReply(_Reply):
+    subtasks: tuple[SubtaskTimes, ...]
+
+
 class Metric(_Reply):
     id: str
     value: str | None = None

@@ -26,6 +26,8 @@ from chronos.flink.replies import (
     JobSummary,
     Metric,
     SavepointTrigger,
+    SubtasksTimesReply,
+    SubtaskTimes,
     TaskManager,
     TaskManagers,
     VertexLoad,
@@ -177,6 +179,11 @@ class FlinkRestClient:
 
     def exceptions(self, job_id: str) -> ExceptionsReply:
         return self._get(ExceptionsReply, f"/jobs/{job_id}/exceptions", job_id)
+
+    def subtask_times(self, job_id: str, vertex_id: str) -> tuple[SubtaskTimes, ...]:
+        """Flink's own moments of each subtask's states: a state a polling reader on a loaded host can miss (a
+        restart on a spare TaskManager is RUNNING again within a second) is still dated here."""
+        return self._get(SubtasksTimesReply, f"/jobs/{job_id}/vertices/{vertex_id}/subtasktimes", job_id).subtasks
 
     def vertex_metric_ids(self, job_id: str, vertex_id: str) -> tuple[str, ...]:
         reply = self._request("GET", f"/jobs/{job_id}/vertices/{vertex_id}/metrics", job_id)

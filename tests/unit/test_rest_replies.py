@@ -61,6 +61,16 @@ def test_parses_exceptions_and_taskmanagers() -> None:
     assert client.taskmanagers()[0].slots_number == 4
 
 
+def test_each_subtasks_state_moments_are_flinks_own() -> None:
+    vertex = "e3dfc0d7e9ecd8a43f85f0b68ebf3b80"
+    times = _client({f"/jobs/{JOB}/vertices/{vertex}/subtasktimes": _fixture("subtasktimes.json")}).subtask_times(
+        JOB, vertex)
+    assert [t.subtask for t in times] == [0, 1]
+    moments = times[0].timestamps
+    assert moments["CREATED"] < moments["SCHEDULED"] < moments["DEPLOYING"] < moments["INITIALIZING"] < moments["RUNNING"]
+    assert moments["FAILED"] == 0  # a state never entered is dated 0
+
+
 def test_sums_per_subtask_source_rates() -> None:
     detail = _fixture("job_detail.json")
     detail["vertices"][0]["id"]  # type: ignore[index]
