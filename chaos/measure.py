@@ -39,6 +39,7 @@ def measure_recovery(
     settings_in_force: tuple[tuple[str, str], ...] = (),
 ) -> RecoveryMeasurement:
     before: list[SignalSample] = []
+    interval_ms = signals.checkpoint_history().interval_ms
     start = wall_ms()
     while True:
         before.append(signals.sample())
@@ -48,7 +49,7 @@ def measure_recovery(
             continue
         # A loaded machine samples slowly: the warm-up goes on (up to 3x) until it has enough to learn from.
         try:
-            steady = learn_steady_state(before)
+            steady = learn_steady_state(before, interval_ms=interval_ms)
             break
         except ValueError:
             if wall_ms() - start >= 3 * warmup_s * 1000:

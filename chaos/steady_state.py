@@ -5,6 +5,12 @@ values, widened to at least a small share of the median so a perfectly flat seri
 any wobble look like an anomaly. Throughput is two-sided (a catch-up burst is not steady state);
 lag and latency are one-sided (lower is never a problem).
 
+Latency's band reaches at least one checkpoint interval above its median: an exactly-once job's output is
+visible at the checkpoint commit after it, so its latency carries the phase of the checkpoints against the job's
+windows, and a restart resets that phase. After a recovery the job can run on, caught up and steady, with its
+latency a fixed share of an interval higher than before (measured: p99 8.2 s before a TaskManager kill, 11.6 s for
+the 60 s after it, throughput and lag back at once, interval 5 s); that is a new phase, not a failure to recover.
+
 Where the samples carry the input rate (the live tuner's do; a chaos experiment holds its load constant),
 throughput is judged as its ratio to the input rate: under a daily swing the load after a failure is not the
 load before it, and a job back to reading what arrives has recovered whatever the rate.
@@ -68,10 +74,11 @@ def _band(values: Sequence[float], k: float, min_share: float, two_sided: bool, 
 
 def learn_steady_state(
     before_fault: Sequence[SignalSample], k: float = 4.0, min_share: float = 0.1, min_samples: int = 5,
-    min_latency_samples: int = 2,
+    min_latency_samples: int = 2, interval_ms: int = 0,
 ) -> SteadyBands:
     """Bands for every signal with enough readings in the pre-fault window. Latency arrives in bursts
-    (one per checkpoint commit), so a window of a few intervals holds only a few readings of it."""
+    (one per checkpoint commit), so a window of a few intervals holds only a few readings of it; its band is at
+    least `interval_ms` wide above (the module's docstring says why)."""
     def values(name: str) -> list[float]:
         return [v for s in before_fault if s.running and (v := getattr(s, name)) is not None]
 
@@ -86,6 +93,6 @@ def learn_steady_state(
     return SteadyBands(
         throughput=_band(throughput, k, min_share, True, 1.0) if len(throughput) >= min_samples else None,
         lag=_band(lag, k, min_share, False, max(100.0, lag_floor)) if len(lag) >= min_samples else None,
-        p99_ms=_band(p99, k, min_share, False, 50.0) if len(p99) >= min_latency_samples else None,
+        p99_ms=_band(p99, k, min_share, False, max(50.0, interval_ms)) if len(p99) >= min_latency_samples else None,
         keeping_up=_band(ratios, k, min_share, True, 0.0) if len(ratios) >= min_samples else None,
     )

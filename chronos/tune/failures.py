@@ -87,14 +87,14 @@ class FailureWatch:
 
     def _start(self, at_ms: int, reading: LiveReading) -> None:
         steady: SteadyBands | None
+        interval = next((r.interval_ms for r in reversed(self._before) if r.interval_ms), reading.interval_ms or 0)
         try:
-            steady = learn_steady_state([r.sample() for r in self._before if not _stalled(r)])
+            steady = learn_steady_state([r.sample() for r in self._before if not _stalled(r)], interval_ms=interval)
         except ValueError:
             # Too little history: judged by keeping up with the input if that is known, else counted unjudged.
             steady = KEEPING_UP if reading.input_rate is not None or any(
                 r.input_rate is not None for r in self._before) else None
         rates = [r.input_rate for r in self._before if r.input_rate is not None]
-        interval = next((r.interval_ms for r in reversed(self._before) if r.interval_ms), reading.interval_ms or 0)
         self._failure = (at_ms, steady, interval, max(rates[-6:]) if rates else 0.0)
         self._after = []
 
