@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import signal
 import statistics
 import subprocess
@@ -106,6 +107,8 @@ def main(argv: Sequence[str]) -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--skip-profile", action="store_true")
     parser.add_argument("--explore-recovery", action="store_true")
+    parser.add_argument("--keep-store", type=Path, help="copy the profile store here (every run's samples) before the "
+                        "stack is purged")
     args = parser.parse_args(argv)
     results: dict[str, Any] = {"date": time.strftime("%Y-%m-%d %H:%M"), "machine": "2 cores, 24 GiB"}
     with tempfile.TemporaryDirectory() as tmp:
@@ -124,6 +127,8 @@ def main(argv: Sequence[str]) -> None:
                 results["repeats"] = repeats(sd, job_id, args.repeats, state.bootstrap)
                 console.print(json.dumps(results["repeats"]))
         finally:
+            if args.keep_store is not None and (sd / "profiles.db").exists():
+                shutil.copyfile(sd / "profiles.db", args.keep_store)
             down(sd, purge=True)
     RESULTS.mkdir(exist_ok=True)
     written = RESULTS / ("profile_explore.json" if args.explore_recovery else "profile.json")
