@@ -211,3 +211,11 @@ class LiveSignals:
     def restored_checkpoint_id(self) -> int | None:
         restored = self._client.checkpoints(self.job_id).latest.restored
         return restored.id if restored else None
+
+    def failed_since(self, since_ms: int) -> int | None:
+        """From the job's exception history; None also while REST does not answer (a sample says it is down)."""
+        try:
+            entries = self._client.exceptions(self.job_id).exception_history.entries
+        except ChronosError:
+            return None
+        return min((e.timestamp for e in entries if e.timestamp >= since_ms), default=None)

@@ -9,10 +9,11 @@ class World:
     """A job checkpointing every 10 s from t=0, consuming 1000 records/s; a fault takes it down for
     4 s, then it catches up for 10 s."""
 
-    def __init__(self) -> None:
+    def __init__(self, unseen_restart: bool = False) -> None:
         self.now_ms = 100_000
         self.fault_ms: int | None = None
         self.rolled_back = 0
+        self.unseen_restart = unseen_restart  # down for less than a sample: only Flink's exception history saw it
 
     def wall_ms(self) -> int:
         self.now_ms += 1  # busy waits must make progress
@@ -28,7 +29,7 @@ class World:
             return SignalSample(t, True, 1000.0 + (t % 3), 200.0 + (t % 5), 3000.0)
         since = t - self.fault_ms
         if 1000 <= since < 5000:
-            return SignalSample(t, False)
+            return SignalSample(t, True, 0.0, 4000.0, None) if self.unseen_restart else SignalSample(t, False)
         if since < 15_000:
             return SignalSample(t, True, 4000.0, 20_000.0, 20_000.0)
         return SignalSample(t, True, 1000.0, 200.0, 3000.0)
@@ -42,6 +43,10 @@ class World:
 
     def restored_checkpoint_id(self) -> int:
         return 7
+
+    def failed_since(self, since_ms: int) -> int | None:
+        failed = None if self.fault_ms is None else self.fault_ms + 1000
+        return failed if failed is not None and failed >= since_ms and self.now_ms >= failed else None
 
     # FaultInjector
     def inject(self) -> FaultRecord:

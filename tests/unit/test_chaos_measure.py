@@ -63,3 +63,15 @@ def test_a_warmup_that_never_sees_the_job_running_gives_up_after_three_times_its
     else:
         raise AssertionError("a steady state was learnt from a job that never ran")
     assert world.fault_ms is None, "no fault without a steady state to measure against"
+
+
+def test_a_restart_too_quick_for_any_sample_is_dated_by_flinks_exception_history() -> None:
+    """With a spare TaskManager a job is RUNNING again ~2 s after a kill, and the first sample after it can come
+    later than that: no sample sees the job down, yet Flink recorded the failure. Without its moment the fault read
+    "not recovered" and its run waited out the timeout (an exploring profile's copies at the proposal, measured)."""
+    world = World(unseen_restart=True)
+    m = measure_recovery(world, world, WorstCase(before_s=3), warmup_s=20, sample_every_s=0.5, hold_s=15,
+                         timeout_s=120, wall_ms=world.wall_ms, sleep=world.sleep)
+    assert m.detected_ms == m.fault.injected_wall_ms + 1000, "Flink's own moment of the failure"
+    assert m.running_ms is not None and m.detected_ms < m.running_ms
+    assert m.recovery_s is not None and 15 <= m.recovery_s <= 16
