@@ -7,7 +7,6 @@ line naming the field, before anything is touched.
 
 from __future__ import annotations
 
-import json
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -18,8 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from chronos.chaos.timing import BestCase, FiringStrategy, FixedOffset, PoissonArrivals, WorstCase
 from chronos.errors import InvalidInput
+from chronos.input_files import read_structured
 from chronos.model import SignalSample
-from chronos.yaml_files import load_yaml
 
 
 class _Model(BaseModel):
@@ -95,18 +94,7 @@ class Experiment(_Model):
 
 def load_experiment(path: Path) -> Experiment:
     """Parse and validate an experiment file; every problem is one InvalidInput line."""
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise InvalidInput(f"cannot read experiment {path}: {exc.strerror or exc}") from exc
-    if path.suffix == ".json":
-        try:
-            data = json.loads(text)
-        except ValueError as exc:
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise InvalidInput(f"{path} is not valid JSON: {first}") from exc
-    else:
-        data = load_yaml(text, f"experiment {path}")
+    data = read_structured(path, "experiment")
     if not isinstance(data, dict):
         raise InvalidInput(f"{path}: an experiment is a mapping with title, steady-state-hypothesis and method")
     try:

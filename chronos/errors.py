@@ -11,8 +11,10 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/@\s]+@")
-_JOB_ID = re.compile(r"^[0-9a-f]{32}$")
+# scheme://, then everything up to the last @ of the run of non-space characters: a password may hold @, / or
+# : (http://admin:SEK@RET/pw@host), and hiding a path that holds an @ too costs nothing.
+_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)\S*@")
+_JOB_ID = re.compile(r"[0-9a-f]{32}")
 
 
 class ChronosError(Exception):
@@ -62,4 +64,4 @@ def redact(text: str) -> str:
 
 def is_job_id(text: str) -> bool:
     """A Flink job id (32 lower-case hex digits): only such ids become file names or URL paths."""
-    return bool(_JOB_ID.match(text))
+    return isinstance(text, str) and _JOB_ID.fullmatch(text) is not None  # fullmatch: `$` lets a trailing newline by

@@ -52,22 +52,40 @@ class RunAs:
         return {"user": self.uid, "group": self.gid, "extra_groups": [], "umask": 0o077}
 
 
-_BOOTSTRAP = re.compile(r"^[A-Za-z0-9._\[\]:-]+:\d{1,5}(, ?[A-Za-z0-9._\[\]:-]+:\d{1,5})*$")
-_KAFKA_NAME = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
+_BOOTSTRAP = re.compile(r"[A-Za-z0-9._\[\]:-]+:\d{1,5}(, ?[A-Za-z0-9._\[\]:-]+:\d{1,5})*")
+_KAFKA_NAME = re.compile(r"[A-Za-z0-9._-]{1,249}")
 
 
 def check_bootstrap(text: str) -> str:
     """A Kafka bootstrap list (`host:port[,host:port]`): it is pasted into job configs and SQL, so
     nothing else gets through."""
-    if not _BOOTSTRAP.match(text) or not all(1 <= int(item.rpartition(":")[2]) <= 65535 for item in text.split(",")):
-        raise InvalidInput(f"invalid Kafka bootstrap {text!r}: expected host:port[,host:port...]")
+    if (not isinstance(text, str) or len(text) > 4096 or not _BOOTSTRAP.fullmatch(text)
+            or not all(1 <= int(item.rpartition(":")[2]) <= 65535 for item in text.split(","))):
+        raise InvalidInput(f"invalid Kafka bootstrap {str(text)[:200]!r}: expected host:port[,host:port...]")
     return text
 
 
 def check_kafka_name(what: str, text: str) -> str:
-    """A topic, group id or pipeline name chronos builds into SQL: Kafka's legal characters only."""
-    if not _KAFKA_NAME.match(text):
-        raise InvalidInput(f"invalid {what} {text!r}: use letters, digits, '.', '_' and '-' (at most 249)")
+    """A topic, group id or pipeline name chronos builds into SQL: Kafka's legal characters only (and neither
+    '.' nor '..', which Kafka refuses as topic names)."""
+    if not isinstance(text, str) or not _KAFKA_NAME.fullmatch(text) or text in {".", ".."}:
+        raise InvalidInput(f"invalid {what} {str(text)[:80]!r}: use letters, digits, '.', '_' and '-' (at most 249)")
+    return text
+
+
+# http(s)://[user[:password]@]host[:port][/path]: nothing in it unencoded that moves where the userinfo ends
+# (an @, a / or a space in a password), so what is hidden as credentials is exactly what is sent as them.
+_URL = re.compile(r"(?P<scheme>https?)://(?:(?P<userinfo>[^\s/?#@\\]*)@)?"
+                  r"(?P<host>[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?|\[[0-9A-Fa-f:.]{2,45}\])"
+                  r"(?::(?P<port>\d{1,5}))?(?P<path>/[^\s@\\]*)?")
+
+
+def check_url(text: str, what: str) -> str:
+    """`text` if it is a plain http(s) URL, else one line that does not repeat it (it may hold a password)."""
+    found = _URL.fullmatch(text) if isinstance(text, str) and len(text) <= 2048 else None
+    if found is None or (found.group("port") is not None and not 1 <= int(found.group("port")) <= 65535):
+        raise InvalidInput(f"{what} is not a URL chronos takes: http(s)://[user:password@]host[:port][/path], with "
+                           "'@', '/' and spaces in a password percent-encoded (not repeated here: it may hold one)")
     return text
 
 

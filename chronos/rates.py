@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import bisect
 import csv
+import io
 import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 from chronos.errors import InvalidInput
+from chronos.input_files import read_text
 
 
 class RateProfile(Protocol):
@@ -91,22 +93,26 @@ def load_trace(path: Path) -> TraceRate:
     """Read a CSV of `time,rate` rows (seconds, events/s; a header row is allowed)."""
     if not path.exists():
         raise InvalidInput(f"rate trace {path} does not exist")
+    text = read_text(path, "rate trace")  # bounded: a FIFO or a device never blocks it
+    try:
+        rows = list(csv.reader(io.StringIO(text, newline="")))
+    except csv.Error as exc:
+        raise InvalidInput(f"rate trace {path} is not CSV: {exc}") from None
     points: list[tuple[float, float]] = []
-    with open(path, newline="") as handle:
-        for lineno, row in enumerate(csv.reader(handle), start=1):
-            if not row or not "".join(row).strip():
-                continue
-            try:
-                t, r = float(row[0]), float(row[1])
-            except (ValueError, IndexError):
-                if lineno == 1:
-                    continue  # header
-                raise InvalidInput(f"{path}:{lineno}: expected 'time,rate' numbers, got {','.join(row)!r}") from None
-            if not (math.isfinite(t) and math.isfinite(r)) or max(abs(t), r) > 1e12:
-                raise InvalidInput(f"{path}:{lineno}: time and rate must be finite numbers of sensible size")
-            if r < 0:
-                raise InvalidInput(f"{path}:{lineno}: a rate cannot be negative")
-            points.append((t, r))
+    for lineno, row in enumerate(rows, start=1):
+        if not row or not "".join(row).strip():
+            continue
+        try:
+            t, r = float(row[0]), float(row[1])
+        except (ValueError, IndexError):
+            if lineno == 1:
+                continue  # header
+            raise InvalidInput(f"{path}:{lineno}: expected 'time,rate' numbers, got {','.join(row)[:80]!r}") from None
+        if not (math.isfinite(t) and math.isfinite(r)) or max(abs(t), r) > 1e12:
+            raise InvalidInput(f"{path}:{lineno}: time and rate must be finite numbers of sensible size")
+        if r < 0:
+            raise InvalidInput(f"{path}:{lineno}: a rate cannot be negative")
+        points.append((t, r))
     if not points:
         raise InvalidInput(f"rate trace {path} has no rows")
     points.sort()

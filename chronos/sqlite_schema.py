@@ -2,18 +2,59 @@
 schema versioned in its own meta table and migrated forward on open, one script per version.
 
 A file written by a newer chronos is refused in one line rather than guessed at; a file that is not
-a database at all is refused the same way.
+a database at all is refused the same way. So is, untouched, a file that is not chronos's: a device
+(`--db /dev/null` left a world-writable `/dev/null-journal` behind), another program's SQLite database (it
+got seven `chronos_*` tables added), or one another user owns or could write (the journal says which
+program chronos resubmits from which savepoint).
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import stat
 import threading
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from pathlib import Path
+from urllib.parse import quote
 
 from chronos.errors import InvalidInput
+from chronos.input_files import require_private
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def refuse_foreign(path: Path, what: str) -> None:
+    """Raise InvalidInput, touching nothing, unless `path` is absent, empty, or a SQLite file of chronos's user
+    whose tables are all chronos's (`chronos_*`)."""
+    try:
+        info = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):  # a new database (or a folder that cannot be: said at mkdir)
+        if path.is_symlink():
+            raise InvalidInput(f"{path} is a dangling symlink, not a chronos {what} database") from None
+        return
+    except OSError as exc:
+        raise InvalidInput(f"cannot read {path}: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise InvalidInput(f"{path} is not a regular file; chronos keeps its {what} database in a file of its own")
+    require_private(path, f"the {what} database")
+    if info.st_size == 0:
+        return
+    with open(path, "rb") as handle:
+        if handle.read(len(SQLITE_HEADER)) != SQLITE_HEADER:
+            raise InvalidInput(f"{path} is not a chronos {what} database (not SQLite at all); give a file of chronos's own "
+                               "(or a new path)")
+    try:
+        with closing(sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True, timeout=30)) as db:
+            names = [row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")]
+    except sqlite3.DatabaseError as exc:
+        raise InvalidInput(f"{path} is not a chronos {what} database ({exc})") from None
+    foreign = sorted(n for n in names if not (n.startswith("chronos_") or n.startswith("sqlite_")))
+    if foreign:
+        shown = ", ".join(repr(n[:40]) for n in foreign[:3]) + (" ..." if len(foreign) > 3 else "")
+        raise InvalidInput(f"{path} is another program's database (tables {shown}); chronos writes only into a "
+                           "database of its own: give another path")
 
 
 class VersionedDatabase:
@@ -22,6 +63,7 @@ class VersionedDatabase:
         self.path = path
         self._meta = meta_table
         self._what = what
+        refuse_foreign(path, what)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -42,7 +84,12 @@ class VersionedDatabase:
         if not exists:
             return 0
         row = self.db.execute(f"SELECT value FROM {self._meta} WHERE key='schema_version'").fetchone()
-        return int(row[0]) if row else 0
+        if row is None:
+            return 0
+        if not str(row[0]).isascii() or not str(row[0]).isdigit() or len(str(row[0])) > 6:
+            raise InvalidInput(f"{self.path} has {self._what} schema version {str(row[0])[:20]!r}, which no chronos "
+                               "writes; not a chronos database")
+        return int(row[0])
 
     def _migrate(self, migrations: Sequence[str]) -> None:
         self._readable(self.version, migrations)

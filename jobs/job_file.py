@@ -27,6 +27,11 @@
 `${name}` anywhere in the file takes a value from the defaults handed in (the stack's `bootstrap`)
 or from `program.vars`. The result is a JobSpec chronos can submit and resubmit, and the JobIO its
 collector reads.
+
+What a job file may not do: name a program outside its own folder by a relative path (`../../etc/passwd`:
+an absolute path says that is meant), name a topic Kafka would refuse, give the job a name with control
+characters, or give a SQL variable a value that changes the statement: in a quoted literal no quote,
+`;`, comment or newline; outside quotes (an identifier, a number) only letters, digits, `_ . : -`.
 """
 
 from __future__ import annotations
@@ -39,9 +44,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from chronos.errors import InvalidInput, field_error
-from chronos.model import JobIO, JobSpec
+from chronos.input_files import read_mapping, read_text
+from chronos.model import JobIO, JobSpec, check_bootstrap, check_kafka_name, check_url
 from chronos.profiler.event_time import EventTimeFields
-from chronos.yaml_files import read_mapping
 
 SQL_RUNNER = Path(__file__).with_name("sql_runner.py")
 JOB_NAME_VAR = "chronos_job_name"  # a SQL job's pipeline name, as a variable its copies get their own value for
@@ -50,6 +55,8 @@ _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 # another statement, `--` and `/*` comment out the rest. Refused rather than escaped: a value may sit
 # outside a literal too (an identifier, a number), where no escaping helps.
 _SQL_UNSAFE = re.compile(r"['\"`;\\\r\n\x00]|--|/\*")
+# What a value used outside any quotes may be: a name or a number, nothing that could be SQL of its own.
+_SQL_BARE_SAFE = re.compile(r"[A-Za-z0-9_.:-]*")
 
 
 def check_sql_value(name: str, value: str, where: Path) -> None:
@@ -57,6 +64,44 @@ def check_sql_value(name: str, value: str, where: Path) -> None:
     if found:
         raise InvalidInput(f"job file {where}: SQL variable {name} holds {found.group()!r}, which chronos does not paste "
                            "into SQL (no quotes, ;, newlines, backslashes or comments)")
+
+
+def bare_variables(sql: str) -> set[str]:
+    """The `${name}`s `sql` uses outside a quoted literal or quoted identifier (a block comment counts as
+    outside: a value could end it). Hand-written: no SQL parser on the registries reads Flink's dialect."""
+    bare: set[str] = set()
+    state: str | None = None  # None, "line" / "block" comment, or the quote character we are inside
+    i = 0
+    while i < len(sql):
+        if state is None and sql.startswith(("--", "/*"), i):
+            state, i = ("line" if sql[i] == "-" else "block"), i + 2
+            continue
+        if state is None and sql[i] in "'\"`":
+            state, i = sql[i], i + 1
+            continue
+        if (state == "line" and sql[i] == "\n") or (state == "block" and sql.startswith("*/", i)):
+            state, i = None, i + (1 if sql[i] == "\n" else 2)
+            continue
+        if state is not None and state in "'\"`" and sql[i] == state:
+            doubled = sql.startswith(state * 2, i)  # '' inside a literal is a quote, not its end
+            state, i = (state, i + 2) if doubled else (None, i + 1)
+            continue
+        found = _VARIABLE.match(sql, i)
+        if found:
+            if state in (None, "block"):
+                bare.add(found.group(1))
+            i = found.end()
+            continue
+        i += 1
+    return bare
+
+
+def check_sql_placements(sql: str, variables: dict[str, str], sql_path: Path, where: Path) -> None:
+    for name in sorted(bare_variables(sql)):
+        value = variables.get(name)
+        if value is not None and not _SQL_BARE_SAFE.fullmatch(value):
+            raise InvalidInput(f"job file {where}: SQL variable {name} stands outside quotes in {sql_path.name}, where "
+                               f"it may only be a name or a number (letters, digits, _ . : -), not {value[:40]!r}")
 
 
 class _Program(BaseModel):
@@ -119,7 +164,7 @@ class _Copy(BaseModel):
 class _JobFile(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True, allow_inf_nan=False)
 
-    name: str = Field(min_length=1)
+    name: str = Field(min_length=1, max_length=200, pattern=r"^[^\x00-\x1f\x7f-\x9f]+$")  # a pipeline name, one line
     program: _Program | None = None  # None: a job chronos never submits (the Flink operator runs it)
     parallelism: int | None = Field(None, ge=1)
     flink_config: dict[str, str] = Field(default_factory=dict, alias="flink-config")
@@ -157,6 +202,14 @@ def load_job_file(path: Path, defaults: dict[str, str], program_required: bool =
     inputs = [job.io.input_topic] if isinstance(job.io.input_topic, str) else job.io.input_topic
     if not inputs:
         raise InvalidInput(f"invalid job file {path}: io.input-topic: give at least one topic")
+    try:
+        check_bootstrap(job.io.bootstrap)
+        for topic in (*inputs, job.io.output_topic):
+            check_kafka_name("topic", topic)
+        if job.io.prometheus_url:
+            check_url(job.io.prometheus_url, "io.prometheus-url")
+    except InvalidInput as exc:
+        raise InvalidInput(f"invalid job file {path}: {exc}") from None
     io = JobIO(job.io.bootstrap, inputs[0], job.io.output_topic, job.io.timestamp_field, job.io.latency_source,
                job.io.latency_query, job.io.prometheus_url, tuple(inputs[1:]))
     if program is None:
@@ -166,14 +219,19 @@ def load_job_file(path: Path, defaults: dict[str, str], program_required: bool =
 
     def local(name: str) -> str:
         resolved = (base / name).resolve()
-        if not resolved.exists():
-            raise InvalidInput(f"job file {path}: {name} does not exist (looked at {resolved})")
+        if not Path(name).is_absolute() and not resolved.is_relative_to(base.resolve()):
+            raise InvalidInput(f"job file {path}: {name[:200]} lies outside the job file's folder; give its absolute "
+                               "path if that is the program meant")
+        if not resolved.is_file():
+            raise InvalidInput(f"job file {path}: {name[:200]} does not exist as a file (looked at {resolved})")
         return str(resolved)
 
     config = tuple(sorted(job.flink_config.items()))
     if program.sql:
         for name, value in variables.items():
             check_sql_value(name, value, path)
+        sql_path = Path(local(program.sql))
+        check_sql_placements(read_text(sql_path, "SQL file"), variables, sql_path, path)
         args: tuple[str, ...] = ("--sql", local(program.sql), "--job-name", job.name,
                                  *(a for k, v in sorted(variables.items()) for a in ("--var", f"{k}={v}")))
         # a copy's SQL gets the copy's values through --var, and its pipeline name through --job-name

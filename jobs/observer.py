@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from chronos.clock import wall_ms
+from chronos.errors import InvalidInput
+from chronos.input_files import read_own_json
 from chronos.jobs.latency import LatencySnapshot, LatencyWindow
 from chronos.jobs.output import committed_records
 
@@ -24,16 +26,15 @@ def write_snapshot(path: Path, snapshot: LatencySnapshot, wall_s: float) -> None
 
 def read_snapshot(path: Path, max_age_s: float, wall_s: float) -> LatencySnapshot | None:
     """The observer's last snapshot if it is fresh, else None (a stale number is worse than none)."""
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-    if wall_s - float(data.pop("wall_time_s", 0)) > max_age_s:
+    if not path.exists():
         return None
     try:
+        data = read_own_json(path, "latency snapshot")
+        if wall_s - float(data.pop("wall_time_s", 0)) > max_age_s:
+            return None
         return LatencySnapshot(**data)
-    except TypeError:
-        return None
+    except (InvalidInput, TypeError, ValueError, AttributeError):
+        return None  # not a snapshot chronos's observer wrote: no number rather than a made-up one
 
 
 def observe(

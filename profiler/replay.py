@@ -70,7 +70,7 @@ def check_event_time(fields: EventTimeFields, sample: InputSample) -> None:
         if i not in found:
             example = sample.records[0].value or b""
             shown = example[:300].decode(errors="replace")
-            with contextlib.suppress(ValueError):
+            with contextlib.suppress(ValueError, RecursionError):
                 shown = json.dumps(json.loads(example), separators=(",", ":"))[:300]
             raise InvalidInput(f"event-time field {path} matches no time in the {min(len(sample.records), 5000)} "
                                f"recorded records; an example record: {shown}")

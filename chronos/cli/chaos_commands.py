@@ -18,6 +18,7 @@ from chronos.cli.common import print_json as _print_json
 from chronos.cli.common import stack_dir_of as _stack_dir
 from chronos.errors import InvalidInput
 from chronos.model import format_interval
+from chronos.terminal_text import styled
 
 chaos_app = typer.Typer(help="Break a job on purpose and measure its recovery.", no_args_is_help=True)
 
@@ -42,7 +43,7 @@ def chaos_kill_taskmanager(
     after: Annotated[float, typer.Option(parser=finite, help="best-case: seconds after a checkpoint completes.")] = 0.5,
     offset: Annotated[float, typer.Option(parser=finite, help="now: seconds to wait after the warm-up.")] = 0.0,
     mtbf: Annotated[float, typer.Option(parser=finite, help="random: mean time between failures, seconds.")] = 60.0,
-    seed: Annotated[int, typer.Option(help="random: seed.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, max=2**32 - 1, help="random: seed.")] = 0,
     warmup: Annotated[float, typer.Option(parser=finite, help="Seconds of steady state to learn from before the fault.")] = 30.0,
     hold: Annotated[float, typer.Option(parser=finite, help="Seconds the steady state must hold to count as recovered.")] = 15.0,
     timeout: Annotated[float, typer.Option(parser=finite, help="Give up (not recovered) after this many seconds.")] = 300.0,
@@ -129,7 +130,7 @@ def chaos_run(
         try:
             def show(event: JournalEvent) -> None:
                 clock = time.strftime("%H:%M:%S", time.localtime(event.at_ms / 1000))
-                err.print(f"[dim]{clock}[/] {event.kind:14} {event.detail}", highlight=False)
+                err.print(styled((clock, "dim"), f" {event.kind:14} {event.detail}"), highlight=False)
 
             run_id = uuid.uuid4().hex[:8]  # the experiment's keys: its output is told apart from other load's
             load = wiring.experiment_input(record, experiment.load, run_id) if experiment.load else None

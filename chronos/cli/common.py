@@ -10,10 +10,12 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 
-out = Console(soft_wrap=True)  # paths and ids must never be wrapped mid-token
-err = Console(stderr=True, soft_wrap=True)
+from chronos.terminal_text import TerminalConsole, styled
+
+# Paths and ids must never be wrapped mid-token; nothing printed is markup (chronos.terminal_text says why).
+out = TerminalConsole(soft_wrap=True)
+err = TerminalConsole(stderr=True, soft_wrap=True)
 
 StackDir = Annotated[
     Path | None,
@@ -59,4 +61,4 @@ def timed_say(start: float) -> Callable[[str], None]:
     """Progress lines on stderr, each with the seconds since `start` (time.monotonic)."""
     import time
 
-    return lambda line: err.print(f"[dim]{time.monotonic() - start:5.1f} s[/] {line}", highlight=False)
+    return lambda line: err.print(styled((f"{time.monotonic() - start:5.1f} s", "dim"), f" {line}"), highlight=False)

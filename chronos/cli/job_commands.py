@@ -65,10 +65,10 @@ def job_submit(
     job: Annotated[str, typer.Argument(help="The job to run: demo, zones (ignored with --file).")] = "demo",
     file: Annotated[Path | None, typer.Option("--file", help="Your job, described in a YAML job file.")] = None,
     interval: Annotated[str, typer.Option(help="Checkpoint interval, e.g. 10s, 500ms, 2min.")] = "10s",
-    parallelism: Annotated[int, typer.Option(help="Parallelism of the job.")] = 2,
+    parallelism: Annotated[int, typer.Option(min=1, max=32768, help="Parallelism of the job.")] = 2,
     state_backend: Annotated[str, typer.Option(help="hashmap | rocksdb")] = "hashmap",
     incremental: Annotated[bool, typer.Option(help="Incremental checkpoints (rocksdb).")] = False,
-    window: Annotated[int, typer.Option(help="demo: window length in seconds.")] = 5,
+    window: Annotated[int, typer.Option(min=1, max=86400, help="demo: window length in seconds.")] = 5,
     python_udf: Annotated[bool, typer.Option("--python-udf", help="demo: average speeds in a Python UDF.")] = False,
     from_savepoint: Annotated[str | None, typer.Option(help="Restore from this savepoint.")] = None,
     path: Annotated[str, typer.Option(help="Submission path: rest (fast) or cli (flink run).")] = "rest",
@@ -184,7 +184,7 @@ def jobs_table(jobs: Sequence[JobSummary]) -> Table:
     table.add_column("state", no_wrap=True)
     table.add_column("running for", no_wrap=True, justify="right")
     for j in sorted(jobs, key=lambda j: -j.start_time):
-        table.add_row(j.jid, j.name, j.state, f"{j.duration / 1000:.0f} s")
+        table.add_row(j.jid, j.name, j.state, "-" if j.duration < 0 else f"{j.duration / 1000:.0f} s")  # -1: unknown
     return table
 
 

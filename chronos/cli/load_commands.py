@@ -13,6 +13,9 @@ from chronos.cli.common import stack_dir_of as _stack_dir
 from chronos.cli.graceful import graceful_stop
 from chronos.errors import InvalidInput
 
+# A stop lets the batch in flight be sent; a send stuck longer than this (a broker gone) is cut short.
+FLUSH_WITHIN_S = 3.0
+
 load_app = typer.Typer(help="The load generators: vehicle events (run), a shop's orders and payments (shop).",
                        no_args_is_help=True)
 
@@ -50,10 +53,10 @@ def load_run(
     period: Annotated[float, typer.Option(parser=finite, help="sine: period in seconds.")] = 600.0,
     trace: Annotated[Path | None, typer.Option(help="csv: file of seconds,events_per_second rows.")] = None,
     duration: Annotated[float | None, typer.Option(parser=finite, help="Seconds to run \\[default: until stopped].")] = None,
-    count: Annotated[int | None, typer.Option(help="Stop after this many events.")] = None,
-    vehicles: Annotated[int, typer.Option(help="Fleet size (keyed state grows with it).")] = 1000,
-    workers: Annotated[int, typer.Option(help="Producer processes (one tops out near 8k events/s).")] = 1,
-    seed: Annotated[int, typer.Option(help="Seed of the fleet's random walk.")] = 0,
+    count: Annotated[int | None, typer.Option(min=1, max=10**12, help="Stop after this many events.")] = None,
+    vehicles: Annotated[int, typer.Option(min=1, max=10**8, help="Fleet size (keyed state grows with it).")] = 1000,
+    workers: Annotated[int, typer.Option(min=1, max=64, help="Producer processes (one tops out near 8k events/s).")] = 1,
+    seed: Annotated[int, typer.Option(min=0, max=2**32 - 1, help="Seed of the fleet's random walk.")] = 0,
     topic: Annotated[str, typer.Option(help="Input topic.")] = "vehicle-events",
     close_windows: Annotated[bool, typer.Option(help="End with a watermark flush so all windows close.")] = False,
     background: Annotated[bool, typer.Option(help="Run as a stack-managed background process.")] = False,
@@ -93,7 +96,7 @@ def load_run(
     def progress(p: LoadProgress) -> None:
         err.print(f"{p.elapsed_s:7.1f} s  sent {p.sent:>10,}  target {p.target_rate:8.0f}/s  achieved {p.achieved_rate:8.0f}/s")
 
-    with graceful_stop(second_aborts=False) as stop:
+    with graceful_stop(second_aborts=False, abort_after_s=FLUSH_WITHIN_S) as stop:
         if workers > 1:
             plan = LoadPlan(servers, topic, shape, vehicles, seed, run_id, end, count, workers)
             report = run_parallel_load(plan, on_progress=progress, should_stop=stop.is_set, close_windows=close_windows)
@@ -112,9 +115,9 @@ def load_run(
 def load_shop(
     rate: Annotated[float, typer.Option(parser=finite, help="Records/s, orders and payments together.")] = 500.0,
     duration: Annotated[float | None, typer.Option(parser=finite, help="Seconds to run \\[default: until stopped].")] = None,
-    count: Annotated[int | None, typer.Option(help="Stop after this many records.")] = None,
-    customers: Annotated[int, typer.Option(help="Customers (the key space; a few order most).")] = 2000,
-    seed: Annotated[int, typer.Option(help="Seed of the orders and payments.")] = 0,
+    count: Annotated[int | None, typer.Option(min=1, max=10**12, help="Stop after this many records.")] = None,
+    customers: Annotated[int, typer.Option(min=1, max=10**8, help="Customers (the key space; a few order most).")] = 2000,
+    seed: Annotated[int, typer.Option(min=0, max=2**32 - 1, help="Seed of the orders and payments.")] = 0,
     orders_topic: Annotated[str, typer.Option(help="Orders topic.")] = "shop-orders",
     payments_topic: Annotated[str, typer.Option(help="Payments topic.")] = "shop-payments",
     stack_dir: StackDir = None,
@@ -135,7 +138,7 @@ def load_shop(
     def progress(p: LoadProgress) -> None:
         err.print(f"{p.elapsed_s:7.1f} s  sent {p.sent:>10,}  target {p.target_rate:8.0f}/s  achieved {p.achieved_rate:8.0f}/s")
 
-    with graceful_stop(second_aborts=False) as stop:
+    with graceful_stop(second_aborts=False, abort_after_s=FLUSH_WITHIN_S) as stop:
         report = run_shop(servers, ConstantRate(rate), customers=customers, seed=seed,
                           topics=ShopTopics(orders_topic, payments_topic),
                           duration_s=duration if duration is not None else (None if count is not None else float("inf")),

@@ -11,7 +11,6 @@ from importlib.metadata import version as package_version
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 from typer.core import TyperGroup
 
@@ -30,6 +29,7 @@ from chronos.cli.stack_commands import stack_app
 from chronos.cli.tune_commands import tune
 from chronos.errors import ChronosError, redact
 from chronos.model import format_interval
+from chronos.terminal_text import one_line, styled
 
 DEBUG_ENV = "CHRONOS_DEBUG"
 INPUT_RATE_WINDOW_S = 3.0  # what `status` waits to read the input rate off the topic's end offsets
@@ -133,8 +133,9 @@ def _root(
 
 
 def _say_error(message: str) -> None:
-    line = redact(" ".join(message.split()) or "no detail")
-    err.print(f"[bold red]error:[/] {escape(line)}", highlight=False, soft_wrap=True)
+    """One line, whatever the message holds: newlines folded, controls escaped, credentials in URLs hidden."""
+    line = redact(one_line(message) or "no detail")
+    err.print(styled(("error:", "bold red"), f" {line}"), highlight=False, soft_wrap=True)
 
 
 def _is_usage_error(exc: Exception) -> bool:

@@ -11,7 +11,7 @@ import typer
 
 from chronos.cli.common import AsJson, StackDir, err, out, print_json, say_stale, stack_dir_of
 from chronos.errors import InvalidInput
-from chronos.model import parse_interval_ms
+from chronos.model import check_url, parse_interval_ms
 
 if TYPE_CHECKING:
     from chronos.report.curves import Marker, Panel
@@ -23,7 +23,7 @@ prometheus_app = typer.Typer(help="A Prometheus on 127.0.0.1 scraping the local 
 @prometheus_app.command("up")
 def prometheus_up(
     stack_dir: StackDir = None,
-    port: Annotated[int, typer.Option(help="Port of Prometheus's web UI and API (0: a free one).")] = 9090,
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port of Prometheus's web UI and API (0: a free one).")] = 9090,
     tuner: Annotated[list[str] | None, typer.Option(
         help="host:port of a `chronos tune` metrics endpoint to scrape (repeatable).")] = None,
     as_json: AsJson = False,
@@ -84,7 +84,7 @@ def report(
     written: list[Path] = []
     empty: list[str] = []
     if prometheus:
-        boards, name = _from_prometheus(prometheus, job, start, end, parse_interval_ms(step) / 1000)
+        boards, name = _from_prometheus(check_url(prometheus, "--prometheus"), job, start, end, parse_interval_ms(step) / 1000)
     else:
         boards, name = _from_store((db or stack_dir_of(stack_dir) / "profiles.db").expanduser(), job, start, end)
     for spec in DASHBOARDS:
@@ -108,13 +108,12 @@ Boards = dict[str, tuple[list["Panel"], list["Marker"]]]  # per dashboard uid: i
 
 
 def _from_prometheus(url: str, job: str | None, start: float, end: float, step: float) -> tuple[Boards, str]:
-    import httpx
-
+    from chronos.bounded_http import BoundedClient
     from chronos.metrics.exporter import job_label
     from chronos.metrics.views import DASHBOARDS
     from chronos.report.from_prometheus import PrometheusViews, Window
 
-    with httpx.Client(timeout=30) as client:
+    with BoundedClient(deadline_s=30) as client:
         views = PrometheusViews(url, client)
         window = Window(start, end, step)
         if job is None:

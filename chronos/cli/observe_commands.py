@@ -65,7 +65,7 @@ def observe_run(
 
     consumer = committed_consumer(servers, topic, from_beginning=False)
     try:
-        with graceful_stop(second_aborts=False) as stop:
+        with graceful_stop(second_aborts=False, abort_after_s=2.0) as stop:  # reads only: safe to cut
             observe(consumer, LatencyWindow(window), show, duration_s=duration, should_stop=stop.is_set,
                     timestamp_field=timestamp_field)
     finally:

@@ -18,6 +18,7 @@ from chronos.errors import InvalidInput
 from chronos.model import parse_interval_ms, path_safe
 from chronos.profiler.events import ProfileEvents
 from chronos.rates import TraceRate
+from chronos.terminal_text import shown
 
 if TYPE_CHECKING:
     from chronos.optimizer.model_values import FitReport
@@ -74,7 +75,7 @@ class _Bars(ProfileEvents):
                              f"{config.interval_ms / 1000:g} s x{config.load_scale:g}")
 
     def run_phase(self, slot: int, phase: str) -> None:
-        self.progress.update(self.slots[slot], status=phase)
+        self.progress.update(self.slots[slot], status=shown(phase))
 
     def run_finished(self, slot: int, run: Any) -> None:
         self.done += 1
@@ -102,9 +103,10 @@ def profile_run(
                                                "('last': the job's newest) instead of recording one.")] = None,
     intervals: Annotated[str, typer.Option(help="Checkpoint interval range to explore.")] = "2s..60s",
     loads: Annotated[str, typer.Option(help="Load levels, as factors on the workload.")] = "1",
-    faults: Annotated[int, typer.Option(min=0, help="Worst-case TaskManager kills per run.")] = 1,
-    parallel: Annotated[int, typer.Option(help="Runs at a time (one small Flink cluster each).")] = 2,
-    runs: Annotated[int | None, typer.Option(min=1, help="Stop after this many completed runs in the profile.")] = None,
+    faults: Annotated[int, typer.Option(min=0, max=100, help="Worst-case TaskManager kills per run.")] = 1,
+    parallel: Annotated[int, typer.Option(min=1, max=16, help="Runs at a time (one small Flink cluster each).")] = 2,
+    runs: Annotated[int | None, typer.Option(min=1, max=10_000,
+                                             help="Stop after this many completed runs in the profile.")] = None,
     budget: Annotated[str | None, typer.Option(help="Start no run that would end after this wall time.")] = "15m",
     steady: Annotated[str, typer.Option(help="Fault-free window measured in each run.")] = "30s",
     warmup: Annotated[str, typer.Option(help="Window before each fault that the steady state is learnt from.")] = "15s",
@@ -112,7 +114,7 @@ def profile_run(
     timeout: Annotated[str, typer.Option(help="A fault not recovered from within this is reported as not recovered.")] = "180s",
     max_recovery: Annotated[str, typer.Option(help="QoS target the sampler focuses on: recovery time.")] = "60s",
     max_p99: Annotated[str, typer.Option(help="QoS target the sampler focuses on: p99 latency.")] = "5s",
-    seed: Annotated[int, typer.Option(help="Seed of the design and the sampler.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, max=2**32 - 1, help="Seed of the design and the sampler.")] = 0,
     explore_recovery: Annotated[bool, typer.Option(
         "--explore-recovery", help="Also profile at the recovery settings `chronos recommend` proposes (heartbeats "
         "from the pauses measured on the live TaskManagers for 10 s, restart delay, a spare TaskManager): a dimension "
@@ -210,8 +212,9 @@ def profile_run(
                   + f" over {sample.window_s:g} s, {len(sample.key_shares(10**9)):,} keys", highlight=False)
     study = ProfileStudy(f"sqlite:///{store.path}", profile_id, space, settings.seed)
     pool = wiring.profiling_pool(sd, profile_id, state, slots=spec.parallelism or 1)
-    columns = (TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[count]}"),
-               TimeElapsedColumn(), TextColumn("{task.fields[status]}"))
+    columns = (TextColumn("{task.description}", markup=False), BarColumn(),  # a run's phase can hold Flink's words
+               TextColumn("{task.fields[count]}", markup=False), TimeElapsedColumn(),
+               TextColumn("{task.fields[status]}", markup=False))
     with (graceful_stop(err.print, "stopping: the runs in flight clean up their clusters (Ctrl-C again to abandon "
                                    "them)") as stop,
           Progress(*columns, console=err, transient=False, disable=as_json) as progress):

@@ -14,6 +14,7 @@ from rich.table import Table
 
 from chronos.cli.common import AsJson, RestUrl, StackDir, err, out, print_json, stack_dir_of, timed_say
 from chronos.model import ClusterShape
+from chronos.terminal_text import styled
 
 if TYPE_CHECKING:
     from chronos.optimizer.recovery_proposal import RecoveryProposal
@@ -100,7 +101,7 @@ def _say(proposal: RecoveryProposal, lines: list[str], samples: int, local: bool
              else f"the phase model fitted on {fitted.observations} recoveries measured here" + (
                  f" (held out by setting: {fitted.held_out_mape:.0%} error)" if fitted.held_out_mape is not None
                  else " (one setting: no held-out error yet)"))
-    out.print(f"[dim]predicted by {model}; catch-up comes on top and depends on the load[/]")
+    out.print(f"predicted by {model}; catch-up comes on top and depends on the load", style="dim")
     out.print("Flink config lines:")
     for line in lines:
         out.print(f"  {line}")
@@ -135,6 +136,6 @@ def _apply(sd: Path, target: ClusterShape, as_json: bool) -> None:
     finally:
         journal.close()
     if not as_json:
-        out.print(f"[bold green]applied[/] in {time.monotonic() - start:.1f} s; jobs: "
+        out.print(styled(("applied", "bold green"), f" in {time.monotonic() - start:.1f} s; jobs: "
                   + (", ".join(f"{o.entry.old_job_id} -> {o.job.job_id} ({o.outcome})" for o in outcome.jobs)
-                     or "none"))
+                     or "none")))

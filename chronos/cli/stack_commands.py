@@ -13,6 +13,7 @@ from rich.table import Table
 from chronos.cli.common import AsJson, StackDir, err, out, say_stale, timed_say
 from chronos.cli.common import print_json as _print_json
 from chronos.cli.common import stack_dir_of as _stack_dir
+from chronos.terminal_text import styled
 
 if TYPE_CHECKING:
     from chronos.flink.rest import FlinkRestClient
@@ -22,7 +23,7 @@ stack_app = typer.Typer(help="The local stack: real Kafka + Flink on 127.0.0.1."
 SetOption = Annotated[list[str] | None, typer.Option(
     "--set", metavar="KEY=VALUE", help="A Flink recovery setting, e.g. heartbeat.timeout=5s (repeatable).")]
 SpareOption = Annotated[int, typer.Option(
-    help="TaskManagers kept idle beside the one the jobs use, so a restart after a loss need not wait for a new "
+    min=0, max=2, help="TaskManagers kept idle beside the one the jobs use, so a restart after a loss need not wait for a new "
          "one (each costs the memory of a TaskManager, 1.5 GiB here, and its JVM's share of the cores).")]
 
 
@@ -44,9 +45,9 @@ def _spare(count: int) -> int:
 @stack_app.command("up")
 def stack_up(
     stack_dir: StackDir = None,
-    slots: Annotated[int, typer.Option(help="Task slots of the TaskManager.")] = 4,
-    kafka_port: Annotated[int, typer.Option(help="Kafka port (0 = a free one).")] = 0,
-    rest_port: Annotated[int, typer.Option(help="Flink REST port (0 = a free one).")] = 0,
+    slots: Annotated[int, typer.Option(min=1, max=1024, help="Task slots of the TaskManager.")] = 4,
+    kafka_port: Annotated[int, typer.Option(min=0, max=65535, help="Kafka port (0 = a free one).")] = 0,
+    rest_port: Annotated[int, typer.Option(min=0, max=65535, help="Flink REST port (0 = a free one).")] = 0,
     cache_dir: Annotated[Path | None, typer.Option(envvar="CHRONOS_CACHE_DIR", help="Maven artifact cache.")] = None,
     jvm_opts: Annotated[str, typer.Option(
         envvar="CHRONOS_JVM_OPTS", help="Added to every JVM of the stack and of the profiling clusters beside it, "
@@ -70,7 +71,7 @@ def stack_up(
     start = time.monotonic()
     with err.status("starting the stack") as spinner:
         def report(step: str) -> None:
-            err.print(f"[dim]{time.monotonic() - start:5.1f} s[/] {step}", highlight=False)
+            err.print(styled((f"{time.monotonic() - start:5.1f} s", "dim"), f" {step}"), highlight=False)
             spinner.update(step)
 
         state, started = up(options, report=report)
@@ -78,7 +79,7 @@ def stack_up(
         _print_json({"started": started, "seconds": round(time.monotonic() - start, 1), **state.model_dump()})
         return
     verb = f"started in {time.monotonic() - start:.1f} s" if started else "already running"
-    out.print(f"[bold green]stack {verb}[/] ({state.stack_dir})")
+    out.print(styled((f"stack {verb}", "bold green"), f" ({state.stack_dir})"))
     out.print(f"  Flink UI/REST  {state.rest_url}")
     out.print(f"  Kafka          {state.bootstrap}")
     base = state.prometheus_port_base
@@ -152,8 +153,8 @@ def stack_reconfigure(
                      "jobs": [{"old_job_id": o.entry.old_job_id, "new_job_id": o.job.job_id, "outcome": o.outcome,
                                "downtime_s": o.downtime_s} for o in outcome.jobs]})
         return
-    out.print(f"[bold green]reconfigured[/] in {took:.1f} s: " + ("; ".join(outcome.shape.lines())
-              or "Flink's defaults"))
+    out.print(styled(("reconfigured", "bold green"), f" in {took:.1f} s: " + ("; ".join(outcome.shape.lines())
+              or "Flink's defaults")))
     for o in outcome.jobs:
         out.print(f"  {o.job.spec.name}: {o.entry.old_job_id} -> {o.job.job_id} ({o.outcome})")
 
@@ -207,7 +208,7 @@ def stack_status(stack_dir: StackDir = None, as_json: AsJson = False) -> None:
                      "prometheus": {"pid": prometheus.pid, "url": prometheus.url} if prometheus else None,
                      "state": st.state.model_dump() if st.state else None})
     else:
-        out.print(f"stack: [bold]{st.health}[/]")
+        out.print(styled("stack: ", (st.health, "bold")))
         table = Table("part", "pid", "alive", "ready", "detail")
         for c in st.components:
             table.add_row(c.name, str(c.pid), "yes" if c.alive else "NO", "yes" if c.ready else "NO", c.detail)

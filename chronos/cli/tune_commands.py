@@ -11,15 +11,17 @@ from pydantic import ValidationError
 
 from chronos.cli.common import RestUrl, StackDir, err, finite, out, print_json, stack_dir_of
 from chronos.cli.graceful import graceful_stop
-from chronos.errors import InvalidInput, field_error
-from chronos.model import parse_interval_ms
+from chronos.errors import ChronosError, InvalidInput, field_error
+from chronos.input_files import read_mapping
+from chronos.model import check_url, parse_interval_ms
 from chronos.tune.realizer_choice import Requested
-from chronos.yaml_files import read_mapping
 
 if TYPE_CHECKING:
     from chronos.optimizer.policy import TunePolicy
 
 REALIZE: dict[str, Requested] = {"auto": "auto", "paced": "paced", "restart": "restart"}
+STOP_WITHIN_S = 1.5  # how long a stop asked by SIGTERM/SIGINT may wait for the step in flight
+
 POLICY_FLAGS = ("strategy", "static_interval_s", "interval_min_s", "interval_max_s", "startup_grace_s", "cooldown_s",
                 "max_retunes_per_hour", "horizon_s", "latency_window_s", "safety_margin")
 
@@ -63,7 +65,8 @@ def tune(
     interval_max: Annotated[str | None, typer.Option(help="Longest interval to choose \\[default: 2min].")] = None,
     startup_grace: Annotated[str | None, typer.Option(help="No decision this long after a (re)start \\[default: 90s].")] = None,
     cooldown: Annotated[str | None, typer.Option(help="Least time between retunes \\[default: 5min].")] = None,
-    max_retunes_per_hour: Annotated[int | None, typer.Option(help="Cap on retunes per hour \\[default: 4].")] = None,
+    max_retunes_per_hour: Annotated[int | None, typer.Option(
+        min=0, max=3600, help="Cap on retunes per hour \\[default: 4].")] = None,
     horizon: Annotated[str | None, typer.Option(help="Forecast horizon \\[default: 5min].")] = None,
     latency_window: Annotated[str | None, typer.Option(help="Window of the observed p99 \\[default: 60s].")] = None,
     safety_margin: Annotated[float | None, typer.Option(
@@ -131,6 +134,7 @@ def tune(
     if realize_by is None:
         raise InvalidInput(f"--realize {realize!r}: one of auto, paced, restart")
     _check_metrics_port(metrics_port, metrics_address)  # before any of the tuner is set up
+    reporter_url = [check_url(url, "--reporter-url") for url in reporter_url] if reporter_url else None
     sd = stack_dir_of(stack_dir)
     request = TuneRequest(
         policy, LoopSettings(collect_every_s=parse_interval_ms(collect_every) / 1000,
@@ -139,8 +143,13 @@ def tune(
         parse_interval_ms(fit_timeout) / 1000, _seconds(stall_after) or 900.0, _seconds(duration), as_json,
         pause_after_savepoint, flink_deployment, namespace, job_file, realize_by, allow_fault,
         0.0 if pause_watch.strip().lower() == "off" else parse_interval_ms(pause_watch) / 1000, job_recovery_settings)
-    with graceful_stop(err.print, "stopping after the current step (a retune in flight is finished first)") as stop:
-        summary = run_tuner(request, stop)
+    # A step still running 1.5 s after the signal is cut short: a retune in flight is journaled write-ahead, and the
+    # next `chronos tune` (or `chronos job retune`) finishes it from the journal.
+    with graceful_stop(err.print, "stopping after the current step", abort_after_s=STOP_WITHIN_S) as stop:
+        try:
+            summary = run_tuner(request, stop)
+        except KeyboardInterrupt:  # before the loop ran (typer would turn it into a silent exit 130)
+            raise ChronosError("interrupted before tuning began") from None
     if as_json:
         print_json({"event": "summary", **asdict(summary)})
     else:

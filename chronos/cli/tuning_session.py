@@ -17,7 +17,7 @@ from prometheus_client import CollectorRegistry
 from chronos.cli import wiring
 from chronos.cli.common import err, out
 from chronos.cli.tune_view import TuneDisplay
-from chronos.errors import ChronosError, InvalidInput
+from chronos.errors import ChronosError, InvalidInput, redact
 from chronos.flink.job_control import RestCheckpointTrigger
 from chronos.flink.rest import FlinkRestClient
 from chronos.metrics.exporter import Heartbeat, TuneMetrics, serve
@@ -112,7 +112,7 @@ def tuning_session(request: TuneRequest) -> Iterator[tuple[TuneLoop, TuneDisplay
         stop_pacing = threading.Event()
         thread = threading.Thread(target=pacer.run, args=(stop_pacing,), name="chronos-pacer", daemon=True)
         thread.start()
-        resources.callback(thread.join, 10.0)
+        resources.callback(thread.join, 2.0)  # a daemon: a stop is not held up by a trigger in flight
         resources.callback(pacer.wake)
         resources.callback(stop_pacing.set)
         probe = wiring.recovery_probe(request.stack_dir) if request.allow_fault else None
@@ -146,7 +146,7 @@ def tuning_session(request: TuneRequest) -> Iterator[tuple[TuneLoop, TuneDisplay
             display.message(proposed)
         elif proposed is not None:
             where = (f" --flink-deployment {request.flink_deployment} --namespace {request.namespace} --rest-url "
-                     f"{request.rest_url}" if request.flink_deployment else "")
+                     f"{redact(request.rest_url or '')}" if request.flink_deployment else "")  # a line to copy: no password
             with_retune = ("" if not job_settings else " (its job-level lines go with this job's next restart retune"
                            + ("; paced, it restarts only for a fallback change)" if choice.paced else ")"))
             display.recovery_proposal(tuned, proposed[0], proposed[1].lines(),
@@ -177,11 +177,18 @@ def _job_settings(request: TuneRequest, proposed: tuple[RecoveryProposal, FlinkS
 
 
 def run_tuner(request: TuneRequest, stop: Event) -> TuneSummary:
-    """Tune until `stop` is set or the duration is over; what it did."""
+    """Tune until `stop` is set or the duration is over; what it did. A stop that had to cut a step short (the
+    KeyboardInterrupt graceful_stop raises once the step outlives its grace) ends the run as any stop does: what
+    the step had begun is journaled, and the next run finishes it."""
     with tuning_session(request) as (loop, display):
         started = time.monotonic()
-        loop.start()
-        loop.run(stop, request.run_for_s)
+        try:
+            loop.start()
+            loop.run(stop, request.run_for_s)
+        except KeyboardInterrupt:
+            if not stop.is_set():
+                raise
+            display.message("stopped within a step; anything it began is journaled and finished by the next run")
     job = loop.state.job
     return TuneSummary(job.job_id, job.settings.interval_ms, job.paced_ms, display.decisions, display.retunes, display.failures,
                        round(loop.qos.latency_s, 1), round(loop.qos.recovery_s, 1),

@@ -22,7 +22,15 @@ from chronos.flink.submit import CliSubmitter, JobSubmitter, RestSubmitter
 from chronos.jobs.bounded_input import ExperimentInput
 from chronos.jobs.topic_offsets import TopicEndOffsets
 from chronos.k8s.flink_deployment import DeploymentRealizer
-from chronos.model import TERMINAL_STATES, CheckpointSettings, JobIO, JobSpec, RecoveryMeasurement, check_bootstrap
+from chronos.model import (
+    TERMINAL_STATES,
+    CheckpointSettings,
+    JobIO,
+    JobSpec,
+    RecoveryMeasurement,
+    check_bootstrap,
+    check_url,
+)
 from chronos.optimizer.phase_model import PhaseModel, RecoveryConditions, fit_phase_model
 from chronos.optimizer.phase_observations import live_phase_observation, phase_observation
 from chronos.optimizer.recovery_config import FlinkSettings, in_force, parse_version, recovery_settings, settings_config
@@ -60,7 +68,7 @@ def require_stack(stack_dir: Path) -> StackState:
 
 
 def rest_url(stack_dir: Path, override: str | None) -> str:
-    return override if override else require_stack(stack_dir).rest_url
+    return check_url(override, "--rest-url") if override else require_stack(stack_dir).rest_url
 
 
 def bootstrap(stack_dir: Path, override: str | None) -> str:
@@ -169,7 +177,7 @@ def input_rate_over(stack_dir: Path, window_s: float, sleep: Callable[[float], N
 def reporter_urls(stack_dir: Path, override: list[str] | None = None) -> list[str]:
     """Flink's Prometheus reporter endpoints: the ones given, else the local stack's, else none."""
     if override:
-        return list(override)
+        return [check_url(url, "--reporter-url") for url in override]
     state = load_state(stack_dir)
     return state.prometheus_urls if state is not None else []
 

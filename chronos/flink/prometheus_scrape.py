@@ -10,6 +10,8 @@ from dataclasses import dataclass
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
+from chronos.bounded_http import BoundedClient
+
 _INVALID = re.compile(r"[^a-zA-Z0-9:_]")
 RECORDS_OUT = "flink_taskmanager_job_task_operator_numRecordsOut"
 CURRENT_OFFSET = "flink_taskmanager_job_task_operator_KafkaSourceReader_topic_partition_currentOffset"
@@ -32,27 +34,32 @@ class PromSample:
         return dict(self.labels).get(key, "")
 
 
-def scrape(urls: Iterable[str], timeout_s: float = 3.0, client: httpx.Client | None = None,
+def scrape(urls: Iterable[str], timeout_s: float = 3.0, client: BoundedClient | None = None,
            names: Iterable[str] | None = None) -> list[PromSample]:
     """Samples from every reporter endpoint that answers (JobManager and TaskManagers share a range).
 
     Pass a long-lived `client` when scraping repeatedly: building one (its TLS context, even for plain
     http) cost a tuner more CPU than parsing the samples; and `names` to parse only those metrics (a
-    TaskManager exports thousands of lines, the parser is pure Python)."""
+    TaskManager exports thousands of lines, the parser is pure Python). An endpoint that does not answer
+    whole within `timeout_s`, or answers what is not the exposition format, is skipped like a dead one."""
     if client is None:
-        with httpx.Client(timeout=timeout_s) as own:
+        with BoundedClient(deadline_s=timeout_s) as own:
             return scrape(urls, timeout_s, own, names)
     wanted = tuple(names) if names is not None else None
     samples: list[PromSample] = []
     for url in urls:
         try:
-            text = client.get(url, timeout=timeout_s).text
+            text = client.get(url, deadline_s=timeout_s).text
         except httpx.HTTPError:
             continue
         if wanted is not None:
             text = "\n".join(line for line in text.splitlines() if line.startswith(wanted)) + "\n"
-        for family in text_string_to_metric_families(text):
-            samples.extend(PromSample(s.name, tuple(sorted(s.labels.items())), s.value) for s in family.samples)
+        try:
+            found = [PromSample(s.name, tuple(sorted(s.labels.items())), s.value)
+                     for family in text_string_to_metric_families(text) for s in family.samples]
+        except (ValueError, TypeError, IndexError):  # the parser's word for "not the exposition format"
+            continue
+        samples.extend(found)
     return samples
 
 

@@ -2,47 +2,60 @@
 
 Only the fields chronos uses are declared; unknown fields are ignored so newer Flink versions still
 parse. Field names follow Flink's JSON through aliases.
+
+Every number is bounded and every id that becomes a URL path or a file name has Flink's form: a reply with
+a 400-digit duration (an OverflowError in `job list` once), a negative size or a job id with a newline is
+refused here, in one line, rather than met later. Flink writes -1 where it knows no value yet (a running
+job's end time, an in-flight checkpoint's duration): that passes, and is shown as unknown.
 """
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import BaseModel, ConfigDict, Field
+
+LARGEST = 2**53  # the largest integer a JSON reader keeps exact: epoch ms for 285,000 years, 8 PiB
+Count = Annotated[int, Field(ge=0, le=LARGEST)]
+Millis = Annotated[int, Field(ge=-1, le=LARGEST)]  # a duration or an epoch time in ms; -1: not known (Flink's)
+Bytes = Annotated[int, Field(ge=-1, le=LARGEST)]  # a size; -1: not known (Flink's)
+JOB_ID_PATTERN = r"^[0-9a-f]{32}$"  # a job id becomes a URL path and a file name: nothing else passes
+JobId = Annotated[str, Field(pattern=JOB_ID_PATTERN)]
+VertexId = Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")]  # Flink: 32 hex digits; a URL path
+TaskManagerId = Annotated[str, Field(pattern=r"^[A-Za-z0-9._:-]{1,256}$")]  # "127.0.0.1:38765-a1b2c3": a URL path
 
 
 class _Reply(BaseModel):
-    model_config = ConfigDict(frozen=True, populate_by_name=True, extra="ignore")
+    model_config = ConfigDict(frozen=True, populate_by_name=True, extra="ignore", allow_inf_nan=False)
 
 
 class ClusterOverview(_Reply):
-    flink_version: str = Field(alias="flink-version")
-    taskmanagers: int
-    slots_total: int = Field(alias="slots-total")
-    slots_available: int = Field(alias="slots-available")
-    jobs_running: int = Field(alias="jobs-running")
+    flink_version: str = Field(alias="flink-version", max_length=64)
+    taskmanagers: Count
+    slots_total: Count = Field(alias="slots-total")
+    slots_available: Count = Field(alias="slots-available")
+    jobs_running: Count = Field(alias="jobs-running")
 
 
 class TaskManager(_Reply):
-    id: str
-    slots_number: int = Field(alias="slotsNumber")
-    free_slots: int = Field(alias="freeSlots")
+    id: TaskManagerId
+    slots_number: Count = Field(alias="slotsNumber")
+    free_slots: Count = Field(alias="freeSlots")
     # Despite its name, when the resource manager last heard the TaskManager's heartbeat (epoch ms).
-    last_heartbeat_ms: int | None = Field(None, alias="timeSinceLastHeartbeat")
+    last_heartbeat_ms: Millis | None = Field(None, alias="timeSinceLastHeartbeat")
 
 
 class TaskManagers(_Reply):
     taskmanagers: tuple[TaskManager, ...]
 
 
-JOB_ID_PATTERN = r"^[0-9a-f]{32}$"  # a job id becomes a URL path and a file name: nothing else passes
-
-
 class JobSummary(_Reply):
-    jid: str = Field(pattern=JOB_ID_PATTERN)
+    jid: JobId
     name: str
-    state: str
-    start_time: int = Field(alias="start-time")
-    end_time: int = Field(alias="end-time")
-    duration: int
+    state: str = Field(max_length=32)
+    start_time: Millis = Field(alias="start-time")
+    end_time: Millis = Field(alias="end-time")
+    duration: Millis
 
 
 class JobsOverview(_Reply):
@@ -50,10 +63,10 @@ class JobsOverview(_Reply):
 
 
 class Vertex(_Reply):
-    id: str
+    id: VertexId
     name: str
-    parallelism: int
-    status: str
+    parallelism: int = Field(ge=1, le=32768)  # Flink's maximum parallelism
+    status: str = Field(max_length=32)
 
     @property
     def is_source(self) -> bool:
@@ -61,12 +74,12 @@ class Vertex(_Reply):
 
 
 class JobDetail(_Reply):
-    jid: str = Field(pattern=JOB_ID_PATTERN)
+    jid: JobId
     name: str
-    state: str
-    start_time: int = Field(alias="start-time")
-    now: int
-    timestamps: dict[str, int] = Field(default_factory=dict)
+    state: str = Field(max_length=32)
+    start_time: Millis = Field(alias="start-time")
+    now: Millis
+    timestamps: dict[str, Millis] = Field(default_factory=dict)
     vertices: tuple[Vertex, ...]
 
     @property
@@ -75,41 +88,41 @@ class JobDetail(_Reply):
 
 
 class CheckpointCounts(_Reply):
-    restored: int
-    total: int
-    in_progress: int
-    completed: int
-    failed: int
+    restored: Count
+    total: Count
+    in_progress: Count
+    completed: Count
+    failed: Count
 
 
 class CheckpointHistoryEntry(_Reply):
-    id: int
-    status: str
+    id: Count
+    status: str = Field(max_length=32)
     is_savepoint: bool
-    trigger_timestamp: int
-    latest_ack_timestamp: int
-    state_size: int
-    end_to_end_duration: int
-    checkpointed_size: int = 0  # of an incremental checkpoint, what it wrote; else the state size
-    alignment_buffered: int = 0
-    processed_data: int = 0
+    trigger_timestamp: Millis
+    latest_ack_timestamp: Millis
+    state_size: Bytes
+    end_to_end_duration: Millis
+    checkpointed_size: Bytes = 0  # of an incremental checkpoint, what it wrote; else the state size
+    alignment_buffered: Bytes = 0
+    processed_data: Bytes = 0
 
 
 class CompletedCheckpoint(CheckpointHistoryEntry):
-    checkpointed_size: int
+    checkpointed_size: Bytes
     external_path: str | None = None
 
 
 class RestoredCheckpoint(_Reply):
-    id: int
-    restore_timestamp: int
+    id: Count
+    restore_timestamp: Millis
     is_savepoint: bool
     external_path: str | None = None
 
 
 class FailedCheckpoint(_Reply):
-    id: int
-    failure_timestamp: int | None = None
+    id: Count
+    failure_timestamp: Millis | None = None
     failure_message: str | None = None
 
 
@@ -128,17 +141,17 @@ class CheckpointStats(_Reply):
 
 class CheckpointConfigReply(_Reply):
     mode: str
-    interval: int
-    timeout: int
-    min_pause: int
-    max_concurrent: int
+    interval: Annotated[int, Field(ge=0, le=2**63 - 1)]  # no periodic checkpoints: Long.MAX_VALUE
+    timeout: Millis
+    min_pause: Millis
+    max_concurrent: Count
     state_backend: str | None = None
     checkpoint_storage: str | None = None
 
 
 class ExceptionEntry(_Reply):
     exception_name: str = Field(alias="exceptionName")
-    timestamp: int
+    timestamp: Millis
     task_name: str | None = Field(default=None, alias="taskName")
 
 
@@ -155,12 +168,17 @@ class SubtaskTimes(_Reply):
     """When the subtask's current attempt entered each state (epoch ms, Flink's clock): CREATED, SCHEDULED,
     DEPLOYING, INITIALIZING, RUNNING, ..."""
 
-    subtask: int
-    timestamps: dict[str, int] = Field(default_factory=dict)
+    subtask: Count
+    timestamps: dict[str, Millis] = Field(default_factory=dict)
 
 
 class SubtasksTimesReply(_Reply):
     subtasks: tuple[SubtaskTimes, ...]
+
+
+class ConfigEntry(_Reply):
+    key: str
+    value: str
 
 
 class Metric(_Reply):
@@ -190,7 +208,7 @@ class SavepointTrigger(_Reply):
 
 
 class CheckpointOperation(_Reply):
-    checkpoint_id: int | None = Field(default=None, alias="checkpointId")
+    checkpoint_id: Count | None = Field(default=None, alias="checkpointId")
     failure_cause: dict[str, object] | None = Field(default=None, alias="failureCause")  # so spelled, unlike savepoints
 
 

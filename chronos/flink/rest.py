@@ -11,15 +11,17 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import httpx
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from chronos.backoff import Backoff
+from chronos.bounded_http import BoundedClient, DeadlinePassed, Reply, ReplyRefused
 from chronos.errors import FlinkRequestFailed, FlinkUnreachable, UnknownJob, field_error, is_job_id, redact
 from chronos.flink.replies import (
     CheckpointConfigReply,
     CheckpointStats,
     CheckpointTrigger,
     ClusterOverview,
+    ConfigEntry,
     ExceptionsReply,
     JobDetail,
     JobsOverview,
@@ -32,7 +34,7 @@ from chronos.flink.replies import (
     TaskManagers,
     VertexLoad,
 )
-from chronos.model import TERMINAL_STATES
+from chronos.model import TERMINAL_STATES, check_url
 
 R = TypeVar("R", bound=BaseModel)
 _JAR_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*\.jar$")  # Flink's "<uuid>_<file name>"
@@ -52,7 +54,15 @@ def _parse(model: type[R], data: Any, what: str) -> R:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        raise FlinkRequestFailed(f"Flink's reply to {what} is not what chronos reads: {field_error(exc.errors())}") from exc
+        raise FlinkRequestFailed(f"Flink's reply to {what} is not what chronos reads: {field_error(exc.errors())}") from None
+
+
+def _parse_list(model: type[R], data: Any, what: str) -> tuple[R, ...]:
+    """A reply that is a JSON list of `model`s (metrics, config entries)."""
+    try:
+        return TypeAdapter(tuple[model, ...]).validate_python(data)  # type: ignore[valid-type]
+    except ValidationError as exc:
+        raise FlinkRequestFailed(f"Flink's reply to {what} is not what chronos reads: {field_error(exc.errors())}") from None
 
 
 def _job_id_in(reply: Any, what: str) -> str:
@@ -64,12 +74,13 @@ def _job_id_in(reply: Any, what: str) -> str:
     return job_id
 
 
-def _first_error_line(response: httpx.Response) -> str:
+def _first_error_line(response: Reply) -> str:
     try:
-        errors = response.json().get("errors") or []
-    except ValueError:
-        errors = []
-    text = str(errors[0]) if errors else response.text
+        body = response.json("an error reply")
+    except ReplyRefused:
+        body = None
+    errors = body.get("errors") if isinstance(body, dict) else None
+    text = str(errors[0]) if isinstance(errors, list) and errors else response.text[:2000]
     line = text.strip().splitlines()[0] if text.strip() else f"HTTP {response.status_code}"
     return line.replace("org.apache.flink.runtime.rest.handler.RestHandlerException: ", "")[:300]
 
@@ -78,6 +89,11 @@ def _first_error_line(response: httpx.Response) -> str:
 # less and less often, at most once a second: a 300 s wait is ~310 requests, not 3,000 or 6,000.
 STATE_POLL = Backoff(first_s=0.1, factor=1.25, max_s=1.0, jitter=0.0)
 SAVEPOINT_POLL = Backoff(first_s=0.05, factor=1.25, max_s=1.0, jitter=0.0)
+
+# A whole REST exchange (connect, request, every byte of the reply): Flink answers in milliseconds, a loaded
+# JobManager within a second or two; a reply still coming after this is a hung or hostile server, and a
+# command waiting on it would keep its user waiting with no word (waits that poll take it as a blip).
+REPLY_DEADLINE_S = 4.0
 
 # Running a PyFlink program plans it in a Python process on the JobManager: seconds on a warm
 # cluster, much longer on a cold one sharing two cores with others (profiling clusters start cold).
@@ -88,14 +104,15 @@ class FlinkRestClient:
     def __init__(
         self,
         base_url: str,
-        timeout_s: float = 10.0,
+        timeout_s: float = REPLY_DEADLINE_S,
         transport: httpx.BaseTransport | None = None,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.base_url = base_url.rstrip("/")
+        self.base_url = check_url(base_url, "the Flink REST URL").rstrip("/")
         self._shown_url = redact(self.base_url)  # what messages say: no credentials
-        self._http = httpx.Client(base_url=self.base_url, timeout=timeout_s, transport=transport)
+        # Every exchange bounded as a whole (chronos.bounded_http): a trickling or endless reply cannot hang a command.
+        self._http = BoundedClient(self.base_url, deadline_s=timeout_s, transport=transport)
         self._sleep = sleep
         self._clock = clock
 
@@ -109,16 +126,21 @@ class FlinkRestClient:
         self.close()
 
     # -- transport ------------------------------------------------------------------------------
-    def _send(self, method: str, path: str, job_id: str | None = None, **kwargs: Any) -> httpx.Response:
+    def _send(self, method: str, path: str, job_id: str | None = None, **kwargs: Any) -> Reply:
         """The raw reply: a malformed job id and an unreachable cluster are one-line errors, a status is not."""
         if job_id is not None and not is_job_id(job_id):
-            raise UnknownJob(f"no such job: {job_id!r} is not a Flink job id (32 hex digits)")
+            raise UnknownJob(f"no such job: {job_id[:80]!r} is not a Flink job id (32 hex digits)")
         try:
             return self._http.request(method, path, **kwargs)
+        except DeadlinePassed as exc:
+            raise FlinkUnreachable(f"the Flink REST API at {self._shown_url} did not answer {method} {path} whole "
+                                   f"({exc})") from None
+        except ReplyRefused as exc:
+            raise FlinkRequestFailed(f"Flink's reply to {method} {path} is refused: {exc}") from None
         except httpx.TransportError as exc:
             raise FlinkUnreachable(
                 f"cannot reach the Flink REST API at {self._shown_url} ({type(exc).__name__})"
-            ) from exc
+            ) from None
 
     def _request(self, method: str, path: str, job_id: str | None = None, **kwargs: Any) -> Any:
         response = self._send(method, path, job_id, **kwargs)
@@ -129,9 +151,9 @@ class FlinkRestClient:
         if not response.content:
             return {}
         try:
-            return response.json()
-        except ValueError as exc:
-            raise FlinkRequestFailed(f"Flink sent a non-JSON reply to {method} {path}") from exc
+            return response.json(f"Flink's reply to {method} {path}")
+        except ReplyRefused as exc:
+            raise FlinkRequestFailed(str(exc)) from None
 
     def _get(self, model: type[R], path: str, job_id: str | None = None) -> R:
         return _parse(model, self._request("GET", path, job_id), f"GET {path}")
@@ -146,16 +168,17 @@ class FlinkRestClient:
     def taskmanager_metrics(self, taskmanager_id: str, pattern: re.Pattern[str]) -> dict[str, float]:
         """The TaskManager's metrics whose ids match `pattern`, with their values (two requests: ids, values)."""
         path = f"/taskmanagers/{taskmanager_id}/metrics"
-        names = [str(item["id"]) for item in self._request("GET", path) if pattern.fullmatch(str(item["id"]))]
+        listed = _parse_list(Metric, self._request("GET", path), f"GET {path}")
+        names = [m.id for m in listed if pattern.fullmatch(m.id)]
         if not names:
             return {}
-        reply = self._request("GET", path, params={"get": ",".join(names)})
-        values = (_parse(Metric, item, f"the metrics of {taskmanager_id}") for item in reply)
+        values = _parse_list(Metric, self._request("GET", path, params={"get": ",".join(names)}), f"GET {path}")
         return {m.id: float(m.value) for m in values if m.value is not None and _is_number(m.value)}
 
     def jobmanager_config(self) -> dict[str, str]:
         """The cluster's configuration as the JobManager read it (`key: value`, flattened)."""
-        return {str(item["key"]): str(item["value"]) for item in self._request("GET", "/jobmanager/config")}
+        entries = _parse_list(ConfigEntry, self._request("GET", "/jobmanager/config"), "GET /jobmanager/config")
+        return {entry.key: entry.value for entry in entries}
 
     # -- jobs -----------------------------------------------------------------------------------
     def restart_strategy(self, job_id: str) -> str | None:
@@ -186,17 +209,15 @@ class FlinkRestClient:
         return self._get(SubtasksTimesReply, f"/jobs/{job_id}/vertices/{vertex_id}/subtasktimes", job_id).subtasks
 
     def vertex_metric_ids(self, job_id: str, vertex_id: str) -> tuple[str, ...]:
-        reply = self._request("GET", f"/jobs/{job_id}/vertices/{vertex_id}/metrics", job_id)
-        return tuple(str(item["id"]) for item in reply)
+        path = f"/jobs/{job_id}/vertices/{vertex_id}/metrics"
+        return tuple(m.id for m in _parse_list(Metric, self._request("GET", path, job_id), f"GET {path}"))
 
     def vertex_metrics(self, job_id: str, vertex_id: str, names: Sequence[str]) -> tuple[Metric, ...]:
         """Per-subtask ids (`0.numRecordsOutPerSecond`) work where aggregated ones often do not."""
         if not names:
             return ()
-        reply = self._request(
-            "GET", f"/jobs/{job_id}/vertices/{vertex_id}/metrics", job_id, params={"get": ",".join(names)}
-        )
-        return tuple(_parse(Metric, item, f"the metrics of {vertex_id}") for item in reply)
+        path = f"/jobs/{job_id}/vertices/{vertex_id}/metrics"
+        return _parse_list(Metric, self._request("GET", path, job_id, params={"get": ",".join(names)}), f"GET {path}")
 
     def source_throughput(self, job_id: str) -> float | None:
         """Records/s leaving the source operators, summed over subtasks; None if Flink reports none.
@@ -337,7 +358,7 @@ class FlinkRestClient:
         with open(jar, "rb") as handle:
             reply = self._request(
                 "POST", "/jars/upload", files={"jarfile": (name or jar.name, handle, "application/x-java-archive")},
-                timeout=SUBMIT_TIMEOUT_S,
+                deadline_s=SUBMIT_TIMEOUT_S,
             )
         jar_id = Path(str(reply.get("filename", "") if isinstance(reply, dict) else "")).name
         if not _JAR_ID.match(jar_id):
@@ -362,5 +383,5 @@ class FlinkRestClient:
             body["flinkConfiguration"] = dict(flink_configuration)
         if parallelism:
             body["parallelism"] = parallelism
-        reply = self._request("POST", f"/jars/{jar_id}/run", json=body, timeout=SUBMIT_TIMEOUT_S)
+        reply = self._request("POST", f"/jars/{jar_id}/run", json=body, deadline_s=SUBMIT_TIMEOUT_S)
         return _job_id_in(reply, f"POST /jars/{jar_id}/run")

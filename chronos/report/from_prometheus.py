@@ -8,8 +8,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import httpx
+from pydantic import BaseModel, ConfigDict, ValidationError
 
-from chronos.errors import InvalidInput
+from chronos.bounded_http import BoundedClient, ReplyRefused
+from chronos.errors import InvalidInput, field_error
 from chronos.metrics.views import Annotation, Dashboard, View, promql
 from chronos.report.curves import Curve, Marker, Panel, legend
 
@@ -34,8 +36,26 @@ def _job_run(labels: dict[str, str]) -> str:
     return f"job {labels['job_id'][:8]}" if "job_id" in labels else ""
 
 
+class _Series(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    metric: dict[str, str]
+    values: list[tuple[float, str]]
+
+
+class _Data(BaseModel):
+    result: list[_Series]
+
+
+class _QueryReply(BaseModel):
+    """Prometheus's query_range reply, as far as the report reads it."""
+
+    status: str
+    data: _Data | None = None
+    error: str | None = None
+
+
 class PrometheusViews:
-    def __init__(self, url: str, client: httpx.Client) -> None:
+    def __init__(self, url: str, client: BoundedClient) -> None:
         self._url = url.rstrip("/")
         self._client = client
 
@@ -43,14 +63,17 @@ class PrometheusViews:
         try:
             reply = self._client.get(f"{self._url}/api/v1/query_range", params={
                 "query": query, "start": window.start_s, "end": window.end_s, "step": window.step_s})
+            body = _QueryReply.model_validate(reply.json(f"Prometheus's reply at {self._url}"))
+        except ReplyRefused as exc:
+            raise InvalidInput(str(exc)) from None
+        except ValidationError as exc:
+            raise InvalidInput(f"Prometheus's reply at {self._url} is not a query result: "
+                               f"{field_error(exc.errors())}") from None
         except httpx.HTTPError as exc:
-            raise InvalidInput(f"cannot reach Prometheus at {self._url}: {exc}") from exc
-        body = reply.json() if reply.headers.get("content-type", "").startswith("application/json") else {}
-        if reply.status_code != 200 or body.get("status") != "success":
-            raise InvalidInput(f"Prometheus at {self._url} refused {query!r}: "
-                               f"{body.get('error', reply.text[:200])}")
-        result: list[dict[str, Any]] = body["data"]["result"]
-        return result
+            raise InvalidInput(f"cannot reach Prometheus at {self._url}: {type(exc).__name__}") from None
+        if reply.status_code != 200 or body.status != "success" or body.data is None:
+            raise InvalidInput(f"Prometheus at {self._url} refused {query!r}: {(body.error or reply.text)[:200]}")
+        return [{"metric": series.metric, "values": series.values} for series in body.data.result]
 
     def panel(self, view: View, job_name: str, window: Window) -> Panel:
         curves = []

@@ -8,11 +8,13 @@
 
 from __future__ import annotations
 
+import math
 from typing import Protocol
 
 import httpx
 import numpy as np
 
+from chronos.bounded_http import BoundedClient, ReplyRefused
 from chronos.errors import InvalidInput
 from chronos.flink.prometheus_scrape import LATENCY_METRIC, marker_latency_p99_ms, scrape
 from chronos.model import JobIO
@@ -36,7 +38,7 @@ class FlinkLatencyMarkers:
     def __init__(self, reporter_urls: list[str], job_name: str) -> None:
         self._urls = reporter_urls
         self._job_name = job_name
-        self._http = httpx.Client(timeout=3.0)
+        self._http = BoundedClient(deadline_s=3.0)
 
     def p99_ms(self, since_ms: int, until_ms: int) -> float | None:
         return marker_latency_p99_ms(scrape(self._urls, client=self._http, names=(LATENCY_METRIC + "{",)), self._job_name)
@@ -48,18 +50,23 @@ class PromQLLatency:
     def __init__(self, prometheus_url: str, query: str, timeout_s: float = 5.0) -> None:
         self._url = prometheus_url.rstrip("/") + "/api/v1/query"
         self._query = query
-        self._http = httpx.Client(timeout=timeout_s)
+        self._http = BoundedClient(deadline_s=timeout_s)
 
     def p99_ms(self, since_ms: int, until_ms: int) -> float | None:
         try:
-            reply = self._http.get(self._url, params={"query": self._query}).json()
-        except (httpx.HTTPError, ValueError):
+            reply = self._http.get(self._url, params={"query": self._query}).json("Prometheus's reply")
+        except (httpx.HTTPError, ReplyRefused):
             return None
-        result = reply.get("data", {}).get("result", []) if reply.get("status") == "success" else []
-        for item in result:
-            value = float(item.get("value", [0, "nan"])[1])
-            if value == value:
-                return value * 1000
+        data = reply.get("data") if isinstance(reply, dict) and reply.get("status") == "success" else None
+        result = data.get("result") if isinstance(data, dict) else None
+        for item in result if isinstance(result, list) else []:
+            value = item.get("value") if isinstance(item, dict) else None
+            try:
+                seconds = float(value[1]) if isinstance(value, list) and len(value) == 2 else math.nan
+            except (TypeError, ValueError):
+                continue
+            if math.isfinite(seconds) and 0 <= seconds < 1e9:  # a latency; anything else is not one
+                return seconds * 1000
         return None
 
 

@@ -18,8 +18,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any, Protocol
 
-import httpx
-
+from chronos.bounded_http import BoundedClient
 from chronos.clock import wall_ms
 from chronos.errors import ChronosError
 from chronos.flink.prometheus_scrape import SOURCE_METRICS, PromSample, scrape, source_offsets, source_records_out
@@ -81,7 +80,7 @@ class LiveSignals:
         self._observer_error: str | None = None
         self._observer = self._start_observer()
         self._last_count: tuple[float, float] | None = None
-        self._http = httpx.Client(timeout=3.0)
+        self._http = BoundedClient(deadline_s=3.0)
 
     def _start_observer(self) -> threading.Thread:
         thread = threading.Thread(target=self._observe, name="output-observer", daemon=True)

@@ -8,7 +8,8 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from chronos.errors import StackError
+from chronos.errors import InvalidInput, StackError
+from chronos.input_files import read_own_json
 from chronos.model import ClusterShape, ReconfigurePlan
 from chronos.stack.local_stack import restart_flink
 from chronos.stack.state import load_state
@@ -41,13 +42,19 @@ class PlanFile:
         if not self._path.exists():
             return None
         try:
-            raw = json.loads(self._path.read_text())
+            raw = read_own_json(self._path, "reconfiguration plan")  # its job ids are stopped and resubmitted
             target = ClusterShape(tuple((str(k), str(v)) for k, v in raw["target"]["flink_settings"]),
                                   int(raw["target"]["spare_taskmanagers"]))
-            return ReconfigurePlan(target, tuple(str(j) for j in raw["job_ids"]))
-        except (ValueError, KeyError, TypeError) as exc:
-            raise StackError(f"{self._path} is not a reconfiguration plan chronos wrote ({exc}); "
-                             "look at it and remove it") from exc
+            plan = ReconfigurePlan(target, tuple(str(j) for j in raw["job_ids"]))
+        except InvalidInput as exc:
+            raise StackError(f"{exc}; look at it and remove it") from None
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise StackError(f"{self._path} is not a reconfiguration plan chronos wrote ({type(exc).__name__}); "
+                             "look at it and remove it") from None
+        if not 0 <= plan.target.spare_taskmanagers <= 2:
+            raise StackError(f"{self._path} is not a reconfiguration plan chronos wrote (spare TaskManagers "
+                             f"{plan.target.spare_taskmanagers}); look at it and remove it")
+        return plan
 
     def save(self, plan: ReconfigurePlan) -> None:
         body = {"target": {"flink_settings": [list(kv) for kv in plan.target.flink_settings],

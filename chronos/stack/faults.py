@@ -11,11 +11,13 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import httpx
 import psutil
 
-from chronos.errors import StackError
+from chronos import bounded_http
+from chronos.errors import StackError, is_job_id
 from chronos.flink.distribution import find_distribution
 from chronos.model import FaultRecord
 from chronos.stack import kafka_broker
@@ -79,27 +81,34 @@ def _stray_taskmanager(known: ProcessRecord, port: int) -> ProcessRecord | None:
     return None
 
 
+def _get(url: str) -> Any:
+    return bounded_http.get(url, 5.0).json(url)
+
+
 def _busiest_rpc_port(rest_url: str, job_id: str | None = None) -> int | None:
     """The RPC port (off its id, `host:port-suffix`) of the TaskManager running most of the running jobs' subtasks
     (read from where Flink deployed them), else of the one with the fewest free slots; None if Flink cannot say."""
     for _ in range(3):  # a slow answer on a loaded host is asked again, not taken for "no job"
         try:
             hosted: Counter[str] = Counter()
-            jobs = httpx.get(f"{rest_url}/jobs/overview", timeout=5.0).json().get("jobs", [])
+            jobs = _get(f"{rest_url}/jobs/overview").get("jobs", [])
             for job in (j for j in jobs if j.get("state") == "RUNNING" and job_id in (None, j.get("jid"))):
-                detail = httpx.get(f"{rest_url}/jobs/{job['jid']}", timeout=5.0).json()
+                if not is_job_id(job["jid"]):
+                    continue
+                detail = _get(f"{rest_url}/jobs/{job['jid']}")
                 for vertex in detail.get("vertices", []):
-                    placed = httpx.get(f"{rest_url}/jobs/{job['jid']}/vertices/{vertex['id']}/taskmanagers",
-                                       timeout=5.0).json()
+                    if not is_job_id(vertex["id"]):  # vertex ids have the form of job ids
+                        continue
+                    placed = _get(f"{rest_url}/jobs/{job['jid']}/vertices/{vertex['id']}/taskmanagers")
                     for tm in placed.get("taskmanagers", []):
                         hosted[str(tm["taskmanager-id"])] += sum(int(v) for v in tm.get("status-counts", {}).values())
             if hosted:
                 busiest = hosted.most_common(1)[0][0]
             else:
-                reply = httpx.get(f"{rest_url}/taskmanagers", timeout=5.0).json()
+                reply = _get(f"{rest_url}/taskmanagers")
                 busiest = str(min(reply.get("taskmanagers", []), key=lambda tm: int(tm.get("freeSlots", 0)))["id"])
             return int(busiest.rsplit(":", 1)[1].split("-", 1)[0])
-        except (httpx.HTTPError, ValueError, KeyError, IndexError, TypeError):
+        except (httpx.HTTPError, ValueError, KeyError, IndexError, TypeError, AttributeError):
             time.sleep(1.0)
     return None
 

@@ -13,10 +13,14 @@ from typing import Any
 
 import httpx
 import yaml
+from pydantic import ValidationError
 
-from chronos.errors import StackError
+from chronos import bounded_http
+from chronos.errors import InvalidInput, StackError
 from chronos.flink.distribution import FlinkDistribution, script_env
-from chronos.stack.processes import EXEC_WAIT_S, ProcessRecord, identify, running
+from chronos.flink.replies import ClusterOverview
+from chronos.input_files import read_bytes
+from chronos.stack.processes import EXEC_WAIT_S, PID_MAX, ProcessRecord, identify, running
 from chronos.stack.service_account import ServiceAccount
 from chronos.stack.state import JOBMANAGER_MAIN, TASKMANAGER_MAIN, flink_conf_mark
 
@@ -202,7 +206,14 @@ def pid_files(pid_dir: Path, daemon: str) -> list[Path]:
 
 
 def read_pids(pid_file: Path) -> list[int]:
-    return [int(line) for line in pid_file.read_text().split() if line.strip().isdigit()]
+    """The PIDs in a pid file Flink's script wrote (the service user can write it too: whatever else it holds,
+    a non-ASCII digit like '²', a negative number, is skipped, and a PID read is only ever adopted with proof)."""
+    try:
+        text = read_bytes(pid_file, "Flink pid file", max_bytes=64 << 10).decode("ascii", errors="replace")
+    except InvalidInput:
+        return []
+    pids = (int(word) for word in text.split() if word.isascii() and word.isdigit() and len(word) <= 7)
+    return [pid for pid in pids if 1 < pid <= PID_MAX]
 
 
 def _read_pids(pid_dir: Path, daemon: str) -> list[int]:
@@ -241,12 +252,12 @@ def wait_ready(rest_url: str, slots: int, processes: list[ProcessRecord], timeou
         if dead:
             raise StackError(f"a Flink process (pid {dead[0].pid}) exited during start; see its log")
         try:
-            overview = httpx.get(f"{rest_url}/overview", timeout=3.0).json()
-            if int(overview.get("slots-total", 0)) >= slots:
+            overview = ClusterOverview.model_validate(bounded_http.get(f"{rest_url}/overview", 3.0).json("/overview"))
+            if overview.slots_total >= slots:
                 return
-            last = f"{overview.get('slots-total', 0)} of {slots} slots registered"
-        except (httpx.HTTPError, ValueError) as exc:
-            last = str(exc) or type(exc).__name__
+            last = f"{overview.slots_total} of {slots} slots registered"
+        except (httpx.HTTPError, ValidationError) as exc:
+            last = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         time.sleep(0.5)
     raise StackError(f"Flink at {rest_url} did not become ready: {last}")
 

@@ -1,6 +1,7 @@
 """Background helpers the stack manages besides its services (load generator, latency observer):
 one record each in the stack directory (`helpers/<name>.pid.json`: PID, kernel start time, what it was
-started as), so `down` stops them too, and never something else that holds their PID later."""
+started as), so `down` stops them too, and never something else that holds their PID later. A record is
+believed only while it is chronos's own (chronos.input_files.require_private)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pydantic import ValidationError
-
+from chronos.errors import InvalidInput
+from chronos.input_files import read_own_model, write_private
 from chronos.stack.processes import ProcessRecord, Report, check, spawn, stop
 
 HELPER_MAIN = "chronos.cli.main"
@@ -52,9 +53,16 @@ def _records(stack_dir: Path) -> list[tuple[str, Path]]:
 
 def _read(path: Path) -> ProcessRecord | None:
     try:
-        return ProcessRecord.model_validate_json(path.read_text())
-    except (OSError, ValueError, ValidationError):
+        return read_own_model(path, ProcessRecord, "helper record")
+    except InvalidInput:
         return None
+
+
+def _forget(path: Path) -> None:
+    """Remove a record file, from a folder that is chronos's user's own only."""
+    with contextlib.suppress(OSError):
+        if path.parent.stat().st_uid == os.geteuid():
+            path.unlink(missing_ok=True)
 
 
 def start_helper(stack_dir: Path, name: str, chronos_args: Sequence[str]) -> int:
@@ -71,7 +79,7 @@ def start_helper(stack_dir: Path, name: str, chronos_args: Sequence[str]) -> int
     env = {**os.environ, HELPER_LOG_ENV: str(directory / f"{name}.log")}
     record = spawn(argv, directory / f"{name}.start.log", role=f"this stack's {name} helper",
                    argv_marks=(HELPER_MAIN, *chronos_args[:2]), env=env)
-    path.write_text(record.model_dump_json())
+    write_private(path, record.model_dump_json())
     return record.pid
 
 
@@ -95,11 +103,10 @@ def stop_helper(stack_dir: Path, name: str, report: Report = _quiet) -> bool:
     path = _record_file(stack_dir, name)
     record = _read(path) if path.exists() else None
     if record is None:
-        with contextlib.suppress(OSError):
-            path.unlink(missing_ok=True)
+        _forget(path)
         return False
     result = stop([record], grace_seconds=10, report=report)
-    path.unlink(missing_ok=True)
+    _forget(path)
     return bool(result.stopped)
 
 

@@ -3,16 +3,22 @@
 A running Flink job cannot say how to start it again; this record can. The last savepoint taken
 from a job is written here before its replacement is submitted, so an interrupted restart can always
 be redone from a savepoint on record.
+
+A record names a program chronos runs again and a savepoint it restores: it is read back only while it is
+chronos's own (chronos.input_files.require_private), through a schema, and a record that is not one (cut
+short, a field of the wrong kind, another job's) is one line naming the file and the field.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from chronos.errors import InvalidInput, is_job_id
+from pydantic import TypeAdapter, ValidationError
+
+from chronos.errors import InvalidInput, field_error, is_job_id
+from chronos.input_files import read_own_json, write_private
 from chronos.model import CheckpointSettings, JobIO, JobSpec
 
 
@@ -25,6 +31,9 @@ class JobRecord:
     stopped_with_savepoint: str | None = None
     replaced_by: str | None = None
     io: JobIO | None = None  # None: a demo job written before records carried it (its args say)
+
+
+_RECORD = TypeAdapter(JobRecord)  # fields added since take their defaults, so older records still read
 
 
 class JobRecordStore:
@@ -40,11 +49,7 @@ class JobRecordStore:
     def save(self, record: JobRecord) -> None:
         path = self._path(record.job_id)
         self._dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        tmp = path.with_suffix(".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # records hold SQL vars and paths
-        with os.fdopen(fd, "w") as out:
-            out.write(json.dumps(asdict(record), indent=2))
-        os.replace(tmp, path)
+        write_private(path, json.dumps(asdict(record), indent=2))  # 0600: records hold SQL vars and paths
 
     def get(self, job_id: str) -> JobRecord | None:
         if not is_job_id(job_id):
@@ -52,18 +57,15 @@ class JobRecordStore:
         path = self._path(job_id)
         if not path.exists():
             return None
-        data = json.loads(path.read_text())
-        spec = data["spec"]
-        return JobRecord(
-            job_id=data["job_id"],
-            spec=JobSpec.from_json(spec),
-            io=JobIO(**{**data["io"], "more_input_topics": tuple(data["io"].get("more_input_topics", ()))})
-            if data.get("io") else None,
-            settings=CheckpointSettings(**data["settings"]),
-            restored_from=data.get("restored_from"),
-            stopped_with_savepoint=data.get("stopped_with_savepoint"),
-            replaced_by=data.get("replaced_by"),
-        )
+        try:
+            record = _RECORD.validate_python(read_own_json(path, "job record"))
+        except ValidationError as exc:
+            raise InvalidInput(f"job record {path} is not one chronos wrote: {field_error(exc.errors())}") from None
+        if record.job_id != job_id or (record.replaced_by is not None and not is_job_id(record.replaced_by)):
+            raise InvalidInput(f"job record {path} is not one chronos wrote: it names job {record.job_id[:40]!r}")
+        if record.settings.interval_ms <= 0:
+            raise InvalidInput(f"job record {path} is not one chronos wrote: settings.interval_ms is not positive")
+        return record
 
     def all(self) -> list[JobRecord]:
         records = (self.get(p.stem) for p in sorted(self._dir.glob("*.json")) if is_job_id(p.stem))

@@ -15,9 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+from pydantic import ValidationError
 
+from chronos import bounded_http
 from chronos.errors import ChronosError, StackError
 from chronos.flink.distribution import find_distribution
+from chronos.flink.replies import ClusterOverview
 from chronos.stack import flink_cluster, kafka_broker
 from chronos.stack.artifacts import ensure_artifacts
 from chronos.stack.helpers import live_helpers, stop_all_helpers
@@ -188,8 +191,7 @@ def restart_flink(stack_dir: Path, flink_settings: tuple[tuple[str, str], ...], 
     stale: list[str] = []
     report("stopping Flink")
     _stop_named(named, 20, report, stale)
-    for pid_file in (flink_home / "pid").glob("*.pid"):
-        pid_file.unlink()  # Flink's scripts append to them: a dead PID read back would be taken for the new one
+    _remove_pid_files(flink_home)  # Flink's scripts append to them: a dead PID read back would be taken for the new one
     settings = flink_cluster.FlinkClusterSettings(
         home=flink_home, rest_port=state.flink_rest_port, rpc_port=state.flink_rpc_port,
         prometheus_port_base=state.prometheus_port_base, account=account_of(Path(state.services_dir)),
@@ -220,7 +222,7 @@ def down(stack_dir: Path, report: Report = _quiet, purge: bool = False) -> DownR
         stale.append(str(exc))
         report(str(exc))
         state = None
-    services = Path(state.services_dir) if state is not None else _services_guess(stack_dir)
+    services = Path(state.services_dir) if state is not None else _services_guess(stack_dir)  # validated by load_state
     flink_home = services / "flink"
     named = state.processes() if state is not None else {}
     flink = {name: record for name, record in named.items() if name.startswith("flink")}
@@ -238,12 +240,20 @@ def down(stack_dir: Path, report: Report = _quiet, purge: bool = False) -> DownR
     if state is not None and state.kafka is not None:
         report("stopping Kafka")
         stopped += _stop_named({"kafka": state.kafka}, 30, report, stale)
-    for pid_file in (flink_home / "pid").glob("*.pid"):
-        pid_file.unlink()
-    clear_state(stack_dir)
+    _remove_pid_files(flink_home)
+    if not clear_state(stack_dir):
+        stale.append(f"the stack directory {stack_dir} is not chronos's user's own: its state file is left there")
     if purge:
         remove_services_dir(services, stack_dir)
     return DownReport(tuple(helpers.stopped) + tuple(stopped), tuple(stale))
+
+
+def _remove_pid_files(flink_home: Path) -> None:
+    """Flink's pid files of a services directory that is this stack's (computed, never read from a file)."""
+    pid_dir = flink_home / "pid"
+    if pid_dir.is_dir() and not pid_dir.is_symlink():
+        for pid_file in pid_dir.glob("*.pid"):
+            pid_file.unlink(missing_ok=True)
 
 
 def _services_guess(stack_dir: Path) -> Path:
@@ -262,9 +272,14 @@ def _stop_named(named: dict[str, ProcessRecord], grace_s: float, report: Report,
 
 
 def _flink_daemons(flink_home: Path) -> list[tuple[str, Check]]:
-    """Every PID in Flink's own pid files under the stack, judged by what it was started as (the
-    daemon's entry class and this stack's config dir) and by starting before its pid file was written."""
+    """Every PID in Flink's own pid files under the stack, judged by who runs it (the user that owns the
+    services' directory: those files are that user's to write), what it was started as (the daemon's entry
+    class and this stack's config dir) and by starting before its pid file was written."""
     conf, pid_dir = flink_home / "conf", flink_home / "pid"
+    try:
+        services_user = flink_home.parent.stat().st_uid
+    except OSError:
+        return []
     kinds = (("flink-jobmanager", "this stack's JobManager", flink_cluster.JOBMANAGER_DAEMON,
               flink_cluster.jobmanager_marks(conf)),
              ("flink-taskmanager", "this stack's TaskManager", flink_cluster.TASKMANAGER_DAEMON,
@@ -273,7 +288,8 @@ def _flink_daemons(flink_home: Path) -> list[tuple[str, Check]]:
     for name, role, daemon, marks in kinds:
         for pid_file in flink_cluster.pid_files(pid_dir, daemon):
             written = pid_file.stat().st_mtime
-            found.extend((name, adopt(pid, role, marks, written)) for pid in flink_cluster.read_pids(pid_file))
+            found.extend((name, adopt(pid, role, marks, written, services_user))
+                         for pid in flink_cluster.read_pids(pid_file))
     return found
 
 
@@ -287,12 +303,12 @@ def _kafka_ready(state: StackState) -> tuple[bool, str]:
 
 def _flink_ready(state: StackState) -> tuple[bool, str]:
     try:
-        overview = httpx.get(f"{state.rest_url}/overview", timeout=3.0).json()
-    except (httpx.HTTPError, ValueError) as exc:
-        return False, f"{state.rest_url} does not answer ({type(exc).__name__})"
-    slots = int(overview.get("slots-total", 0))
-    ok = slots >= state.slots_total
-    return ok, f"{state.rest_url}, {slots}/{state.slots_total} slots, {overview.get('jobs-running', 0)} running jobs"
+        overview = ClusterOverview.model_validate(bounded_http.get(f"{state.rest_url}/overview", 3.0).json("/overview"))
+    except (httpx.HTTPError, ValidationError) as exc:
+        return False, f"{state.rest_url} does not answer as Flink does ({type(exc).__name__})"
+    ok = overview.slots_total >= state.slots_total
+    return ok, (f"{state.rest_url}, {overview.slots_total}/{state.slots_total} slots, {overview.jobs_running} "
+                "running jobs")
 
 
 def _not_running(found: Check) -> str:

@@ -5,8 +5,10 @@ belong to anything (sshd, a database), and chronos often runs as root. So a bare
 Every process chronos starts is recorded with what identifies it for good: its start time as the kernel
 reports it (clock ticks since boot, fixed for the life of a process: psutil's create time less its boot
 time, so a wall-clock step changes neither) and what it was started as (argv elements it must still
-carry: a Flink entry class, the stack's config path). Before any signal, the process that
-holds the PID must match its record; otherwise the entry is stale, said in one line, and left alone.
+carry: a Flink entry class, the stack's config path) and the user it runs as. Before any signal, the
+process that holds the PID must match its record; otherwise the entry is stale, said in one line, and left
+alone. A record with nothing to match (no argv marks, an empty mark) is refused when it is read: an empty
+identity matched a stranger's `sleep` by its start time alone once, and root killed it.
 psutil reads the process table and sends the signals; it compares the start time once more itself at
 `send_signal`, which closes the gap between the check here and the signal.
 """
@@ -21,10 +23,10 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 import psutil
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from chronos.errors import StackError
 from chronos.model import RunAs
@@ -37,6 +39,8 @@ FILE_WRITTEN_SLACK_S = 2.0
 
 # How long a just-started process may take to show the argv it was started with (see `identify`).
 EXEC_WAIT_S = 15.0
+PID_MAX = 4_194_304  # Linux's largest pid_max
+Mark = Annotated[str, Field(min_length=1, max_length=4096)]
 
 Report = Callable[[str], None]
 
@@ -49,12 +53,13 @@ class ProcessRecord(BaseModel):
     """What chronos knows of a process it started (or adopted with proof): enough to tell it from
     whatever holds its PID later."""
 
-    model_config = ConfigDict(frozen=True, allow_inf_nan=False)
+    model_config = ConfigDict(frozen=True, allow_inf_nan=False, extra="forbid")
 
-    pid: int
-    role: str  # what it is to a reader: "this stack's JobManager"
-    argv_marks: tuple[str, ...]  # argv elements it was started with and must still carry
+    pid: int = Field(gt=1, le=PID_MAX)  # never 0, -1 (kill(2)'s groups) or init
+    role: str = Field(min_length=1, max_length=200)  # what it is to a reader: "this stack's JobManager"
+    argv_marks: tuple[Mark, ...] = Field(min_length=1)  # argv elements it was started with and must still carry
     started_s: float  # kernel start time, seconds since boot
+    uid: int | None = Field(default=None, ge=0)  # the real user it runs as (None: recorded before chronos kept it)
 
 
 Verdict = Literal["ours", "gone", "stale"]
@@ -98,7 +103,8 @@ def _match(record: ProcessRecord) -> tuple[Check, psutil.Process | None]:
             return Check(record, "gone"), None
         same_start = abs(_started_s(proc) - record.started_s) <= START_TIME_SLACK_S
         argv = _argv(proc)
-        if same_start and all(mark in argv for mark in record.argv_marks):
+        same_user = record.uid is None or proc.uids().real == record.uid
+        if same_start and same_user and record.argv_marks and all(mark in argv for mark in record.argv_marks):
             return Check(record, "ours"), proc
         return Check(record, "stale", proc.name()), None
     except psutil.NoSuchProcess:
@@ -130,7 +136,8 @@ def identify(pid: int, role: str, argv_marks: Sequence[str], exec_wait_s: float 
             argv = _argv(proc)
             missing = [mark for mark in argv_marks if mark not in argv]
             if not missing:
-                return ProcessRecord(pid=pid, role=role, argv_marks=tuple(argv_marks), started_s=_started_s(proc))
+                return ProcessRecord(pid=pid, role=role, argv_marks=tuple(argv_marks), started_s=_started_s(proc),
+                                     uid=proc.uids().real)
             if time.monotonic() >= deadline:
                 raise StackError(f"pid {pid} is {proc.name()!r}, not {role}: its command line lacks {missing[0]!r}")
             time.sleep(0.05)
@@ -140,12 +147,14 @@ def identify(pid: int, role: str, argv_marks: Sequence[str], exec_wait_s: float 
         raise StackError(f"pid {pid} cannot be inspected; it is not {role} chronos started") from exc
 
 
-def adopt(pid: int, role: str, argv_marks: Sequence[str], started_before: float) -> Check:
-    """A PID from a file chronos did not write with a start time (Flink's own pid files): it is taken
-    as `role` only if its process carries `argv_marks` and started no later than the file was written
-    (`started_before`, seconds since the epoch). A process started after that (a PID reused since a
-    reboot) or started as anything else is stale."""
-    placeholder = ProcessRecord(pid=pid, role=role, argv_marks=tuple(argv_marks), started_s=-1.0)
+def adopt(pid: int, role: str, argv_marks: Sequence[str], started_before: float, uid: int) -> Check:
+    """A PID from a file chronos did not write (Flink's own pid files, which the service user can write): it is
+    taken as `role` only if its process runs as `uid` (the services' user), carries `argv_marks` (at least
+    one) and started no later than the file was written (`started_before`, seconds since the epoch). A
+    process started after that (a PID reused since a reboot), as another user or as anything else is stale."""
+    if not argv_marks or not all(argv_marks) or not 1 < pid <= PID_MAX:
+        raise ValueError("adopt needs a pid and argv marks to match")
+    placeholder = ProcessRecord(pid=pid, role=role, argv_marks=tuple(argv_marks), started_s=0.0, uid=uid)
     try:
         proc = psutil.Process(pid)
         if _zombie(proc):
@@ -156,9 +165,10 @@ def adopt(pid: int, role: str, argv_marks: Sequence[str], started_before: float)
         # rounding moves it), the file's from the wall clock it was stamped with.
         process_age_s = time.clock_gettime(time.CLOCK_BOOTTIME) - _started_s(proc)
         file_age_s = time.time() - started_before
-        if process_age_s + FILE_WRITTEN_SLACK_S < file_age_s or any(m not in argv for m in argv_marks):
+        if (process_age_s + FILE_WRITTEN_SLACK_S < file_age_s or any(m not in argv for m in argv_marks)
+                or proc.uids().real != uid):
             return Check(placeholder, "stale", proc.name())
-        record = ProcessRecord(pid=pid, role=role, argv_marks=tuple(argv_marks), started_s=_started_s(proc))
+        record = ProcessRecord(pid=pid, role=role, argv_marks=tuple(argv_marks), started_s=_started_s(proc), uid=uid)
         return Check(record, "ours")
     except psutil.NoSuchProcess:
         return Check(placeholder, "gone")
@@ -269,7 +279,7 @@ def descendants(record: ProcessRecord, mark: str, role: str) -> list[ProcessReco
             with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
                 if mark in _argv(child) and not _zombie(child):
                     found.append(ProcessRecord(pid=child.pid, role=role, argv_marks=(mark,),
-                                               started_s=_started_s(child)))
+                                               started_s=_started_s(child), uid=child.uids().real))
     return found
 
 

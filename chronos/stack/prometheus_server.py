@@ -3,7 +3,6 @@ targets it is given: what tests run PromQL against, and what a local user points
 
 from __future__ import annotations
 
-import json
 import shutil
 import time
 from collections.abc import Sequence
@@ -12,8 +11,11 @@ from pathlib import Path
 
 import httpx
 import yaml
+from pydantic import BaseModel, ConfigDict
 
-from chronos.errors import StackError, ToolMissing
+from chronos import bounded_http
+from chronos.errors import InvalidInput, StackError, ToolMissing
+from chronos.input_files import read_own_model, write_private
 from chronos.stack.ports import LOOPBACK, free_ports
 from chronos.stack.processes import ProcessRecord, Report, check, running, spawn, stop
 from chronos.stack.service_account import SERVICES_ROOT, remove_services_dir, service_account
@@ -35,6 +37,13 @@ def prometheus_config(targets: Sequence[str], scrape_interval_s: float = 2.0) ->
 
 def _quiet(_: str) -> None:
     return None
+
+
+class _ServerRecord(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    process: ProcessRecord
+    url: str
+    directory: str
 
 
 @dataclass(frozen=True)
@@ -82,7 +91,7 @@ def start_prometheus(directory: Path, targets: Sequence[str], port: int | None =
         if not running(process):
             raise StackError(f"prometheus exited at start; see {directory / 'prometheus.log'}")
         try:
-            if httpx.get(server.url + "/-/ready", timeout=1).status_code == 200:
+            if bounded_http.get(server.url + "/-/ready", deadline_s=1).status_code == 200:
                 return server
         except httpx.HTTPError:
             pass
@@ -100,10 +109,16 @@ def _recorded(stack_dir: Path) -> PrometheusServer | None:
     if not path.exists():
         return None
     try:
-        data = json.loads(path.read_text())
-        return PrometheusServer(ProcessRecord.model_validate(data["process"]), str(data["url"]), Path(data["directory"]))
-    except (OSError, ValueError, KeyError, TypeError):
+        record = read_own_model(path, _ServerRecord, "Prometheus record")
+    except InvalidInput:
         return None  # not a record this chronos wrote: nothing in it is trusted
+    try:
+        directory = service_account().services_dir(stack_dir) / "prometheus"
+    except StackError:
+        return None
+    if Path(record.directory).resolve() != directory.resolve() or not record.url.startswith(f"http://{LOOPBACK}:"):
+        return None  # it names a place or an address this stack's Prometheus never has
+    return PrometheusServer(record.process, record.url, directory)
 
 
 def local_prometheus(stack_dir: Path, report: Report = _quiet) -> PrometheusServer | None:
@@ -127,8 +142,8 @@ def start_local_prometheus(stack_dir: Path, targets: Sequence[str], port: int | 
         return running
     server = start_prometheus(service_account().services_dir(stack_dir) / "prometheus", targets, port)
     _record(stack_dir).parent.mkdir(parents=True, exist_ok=True)
-    _record(stack_dir).write_text(json.dumps({"process": server.process.model_dump(), "url": server.url,
-                                              "directory": str(server.directory)}))
+    write_private(_record(stack_dir), _ServerRecord(process=server.process, url=server.url,
+                                                    directory=str(server.directory)).model_dump_json())
     return server
 
 

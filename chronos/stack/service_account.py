@@ -86,11 +86,7 @@ class ServiceAccount:
     def services_dir(self, stack_dir: Path) -> Path:
         """Where the services of the stack in `stack_dir` keep their files (configs, logs, data,
         checkpoints): the stack directory itself, or (as root) a directory of the service account's."""
-        if not self.separate:
-            return stack_dir
-        resolved = stack_dir.resolve()
-        slug = re.sub(r"[^A-Za-z0-9._-]", "-", resolved.name)[:40] or "stack"
-        return SERVICES_ROOT / f"{slug}-{hashlib.sha256(str(resolved).encode()).hexdigest()[:12]}"
+        return services_dir_for(stack_dir, self.separate)
 
     def prepare(self, directory: Path) -> Path:
         """Create `directory` (mode 0700) for the services and hand it to this account."""
@@ -102,6 +98,17 @@ class ServiceAccount:
         self.own(directory)
         return directory
 
+
+
+def services_dir_for(stack_dir: Path, separate: bool) -> Path:
+    """The one place the services of the stack in `stack_dir` can live: the stack directory, or (services run
+    by a separate user) a directory under SERVICES_ROOT named after the stack directory's resolved path. A
+    state file that names another place is not believed (chronos.stack.state)."""
+    if not separate:
+        return stack_dir
+    resolved = stack_dir.resolve()
+    slug = re.sub(r"[^A-Za-z0-9._-]", "-", resolved.name)[:40] or "stack"
+    return SERVICES_ROOT / f"{slug}-{hashlib.sha256(str(resolved).encode()).hexdigest()[:12]}"
 
 
 def service_account(name: str | None = None) -> ServiceAccount:
@@ -136,6 +143,10 @@ def account_of(services_dir: Path) -> ServiceAccount:
 
 def remove_services_dir(directory: Path, stack_dir: Path) -> None:
     """Delete a services directory kept apart from its stack directory (`stack down --purge`); a
-    services directory that is the stack directory itself is left to its owner."""
-    if directory.resolve() != stack_dir.resolve() and directory.resolve().is_relative_to(SERVICES_ROOT):
-        shutil.rmtree(directory, ignore_errors=True)
+    services directory that is the stack directory itself is left to its owner. Only a directory below
+    SERVICES_ROOT (callers pass one computed from the stack directory, never one a file named)."""
+    root = SERVICES_ROOT.resolve()
+    resolved = directory.resolve()
+    if (resolved != stack_dir.resolve() and resolved != root and resolved.is_relative_to(root)
+            and not directory.is_symlink()):
+        shutil.rmtree(resolved, ignore_errors=True)

@@ -2,18 +2,26 @@
 
 Processes are kept as `ProcessRecord`s (PID, kernel start time, what they were started as), never as
 bare PIDs: the file outlives the processes (a crash, a reboot) and its PIDs may name anything later.
+
+The file is believed only if it is still chronos's own (owned by the user chronos runs as, writable by
+nobody else, in a folder the same holds for: chronos.input_files.require_private), if it describes the
+folder it was read from, and if its services directory is the one that folder's stack has
+(chronos.stack.service_account.services_dir_for): a crafted file once made root's `stack down` delete a pid
+file in a folder it named, and kill a stranger it named.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
+from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from chronos.errors import StackError
+from chronos.errors import InvalidInput, StackError, field_error
+from chronos.input_files import UntrustedFile, read_own_json, write_private
 from chronos.stack.processes import ProcessRecord, check
+from chronos.stack.service_account import services_dir_for
 
 STATE_FILE = "stack.json"
 
@@ -32,20 +40,23 @@ class UnreadableState(StackError):
     """A state file that is not one this chronos wrote: none of its PIDs can be trusted."""
 
 
+Port = Annotated[int, Field(ge=1, le=65535)]
+
+
 class StackState(BaseModel):
     model_config = ConfigDict(frozen=True, allow_inf_nan=False)
 
     stack_dir: str
     started_at: float
-    kafka_port: int
-    kafka_controller_port: int
+    kafka_port: Port
+    kafka_controller_port: Port
     kafka: ProcessRecord | None  # None: the broker is another stack's (a profiling cluster shares the live one)
-    flink_rest_port: int
-    flink_rpc_port: int
-    prometheus_port_base: int
+    flink_rest_port: Port
+    flink_rpc_port: Port
+    prometheus_port_base: Annotated[int, Field(ge=1, le=65532)]
     jobmanager: ProcessRecord
-    taskmanagers: tuple[ProcessRecord, ...]
-    slots: int
+    taskmanagers: tuple[ProcessRecord, ...] = Field(max_length=8)
+    slots: int = Field(ge=1, le=1024)
     kafka_lib: str
     connector_jar: str
     services_dir: str  # where Kafka, Flink and Prometheus keep their files: the stack dir, or (as root) the service user's
@@ -55,7 +66,7 @@ class StackState(BaseModel):
     # The recovery settings the cluster was started with beyond ours (`chronos stack up/reconfigure --set`),
     # and the TaskManagers kept idle beside the one the jobs need (a restart lands on them at once).
     flink_settings: tuple[tuple[str, str], ...] = ()
-    spare_taskmanagers: int = 0
+    spare_taskmanagers: int = Field(default=0, ge=0, le=2)
 
     @property
     def slots_total(self) -> int:
@@ -122,30 +133,45 @@ class StackState(BaseModel):
 
 
 def load_state(stack_dir: Path) -> StackState | None:
-    """The state file, or None if there is none. A file that cannot be read as one is refused in one
-    line (`UnreadableState`): its PIDs are not to be acted on."""
+    """The state file, or None if there is none. A file that cannot be read as one, or cannot be trusted, is
+    refused in one line (`UnreadableState`): its PIDs are not to be acted on."""
     path = stack_dir / STATE_FILE
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         return None
     try:
-        return StackState.model_validate(json.loads(path.read_text()))
-    except (OSError, ValueError, ValidationError) as exc:
-        reason = "not JSON" if isinstance(exc, json.JSONDecodeError) else type(exc).__name__
-        if isinstance(exc, ValidationError):
-            reason = f"{exc.error_count()} field(s) not as chronos writes them, e.g. {exc.errors()[0]['loc']}"
-        raise UnreadableState(f"the stack state {path} cannot be read ({reason}); its processes are not "
-                              "touched; `chronos stack down` removes it") from exc
+        state = StackState.model_validate(read_own_json(path, "the stack state"))
+    except UntrustedFile as exc:
+        raise UnreadableState(f"{exc}; its processes are not touched; `chronos stack down` removes it") from None
+    except InvalidInput as exc:
+        raise UnreadableState(f"the stack state {path} cannot be read ({str(exc).removeprefix(f'the stack state {path} ')}); "
+                              "its processes are not touched; `chronos stack down` removes it") from None
+    except ValidationError as exc:
+        raise UnreadableState(f"the stack state {path} cannot be read ({field_error(exc.errors())}, not as chronos "
+                              "writes it); its processes are not touched; `chronos stack down` removes it") from None
+    here = stack_dir.resolve()
+    if Path(state.stack_dir).resolve() != here:
+        raise UnreadableState(f"the stack state {path} describes the stack in {state.stack_dir[:200]!r}, not this one; "
+                              "its processes are not touched; `chronos stack down` removes it")
+    expected = services_dir_for(here, separate=state.service_user is not None)
+    if Path(state.services_dir) != expected:
+        raise UnreadableState(f"the stack state {path} puts the services in {state.services_dir[:200]!r}, where this "
+                              f"stack's never are ({expected}); its processes are not touched; `chronos stack down` "
+                              "removes it")
+    return state
 
 
 def save_state(state: StackState) -> None:
     """Written private to chronos's user (0600), atomically."""
-    path = Path(state.stack_dir) / STATE_FILE
-    tmp = path.with_suffix(".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as out:
-        out.write(state.model_dump_json(indent=2))
-    os.replace(tmp, path)
+    write_private(Path(state.stack_dir) / STATE_FILE, state.model_dump_json(indent=2))
 
 
-def clear_state(stack_dir: Path) -> None:
+def clear_state(stack_dir: Path) -> bool:
+    """Remove the state file (whatever it holds) from a stack directory that is chronos's user's own; a folder
+    of anyone else's is left as it is (False)."""
+    try:
+        if stack_dir.stat().st_uid != os.geteuid():
+            return False
+    except OSError:
+        return False
     (stack_dir / STATE_FILE).unlink(missing_ok=True)
+    return True

@@ -22,6 +22,7 @@ from typing import Any
 import httpx
 import pytest
 
+from chronos.bounded_http import BoundedClient
 from chronos.flink.prometheus_scrape import label_value
 from chronos.flink.rest import FlinkRestClient
 from chronos.metrics.views import DASHBOARDS, promql
@@ -144,7 +145,7 @@ def test_every_panel_and_annotation_query_returns_data_from_the_run(watched_run:
     window = Window(run.started_s, run.ended_s + 5, 2.0)
     label = label_value(run.name)
     empty: list[str] = []
-    with httpx.Client(timeout=30) as client:
+    with BoundedClient(deadline_s=30) as client:
         views = PrometheusViews(run.prometheus.url, client)
         for dashboard in DASHBOARDS:
             for view in dashboard.views:

@@ -5,13 +5,17 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 from chronos.stack.state import StackState
 
 
-def chronos(*args: str, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def chronos(*args: str, env: dict[str, str] | None = None, timeout: float = 120,
+            cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    if env is not None and cwd is not None:  # run elsewhere, chronos must still import as this checkout has it
+        env = {**env, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     return subprocess.run([sys.executable, "-m", "chronos.cli.main", *args], capture_output=True, text=True,
-                          env=env, timeout=timeout, stdin=subprocess.DEVNULL)
+                          env=env, timeout=timeout, stdin=subprocess.DEVNULL, cwd=cwd)
 
 
 def assert_one_line_error(done: subprocess.CompletedProcess[str], *needles: str) -> None:

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
+import threading
+import time
 
 import pytest
 
@@ -27,3 +30,26 @@ def test_a_load_generator_is_only_asked_again() -> None:
         os.kill(os.getpid(), signal.SIGINT)
         os.kill(os.getpid(), signal.SIGINT)
         assert stop.is_set()
+
+
+def test_a_stop_whose_step_is_stuck_in_a_call_is_cut_short_at_its_grace() -> None:
+    """The main thread blocked reading a socket nobody writes to: the first signal asks, and 0.5 s later the
+    read is interrupted (KeyboardInterrupt), not left to its own timeout."""
+    quiet, _ = socket.socketpair()
+    quiet.settimeout(30)
+    with quiet, pytest.raises(KeyboardInterrupt), graceful_stop(abort_after_s=0.5) as stop:
+        threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGTERM)).start()
+        started = time.monotonic()
+        try:
+            quiet.recv(1)
+        finally:
+            assert stop.is_set() and 0.5 <= time.monotonic() - started < 1.5
+
+
+def test_a_stop_whose_step_ends_in_its_grace_is_never_cut_short_afterwards() -> None:
+    before = signal.getsignal(signal.SIGINT)
+    with graceful_stop(abort_after_s=0.3) as stop:
+        os.kill(os.getpid(), signal.SIGTERM)
+        assert stop.is_set()
+    time.sleep(0.6)  # past the grace: nothing arrives after the block, whose handlers are gone
+    assert signal.getsignal(signal.SIGINT) == before

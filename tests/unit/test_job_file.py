@@ -53,7 +53,7 @@ io: {bootstrap: b:1, input-topic: tx, output-topic: alerts, timestamp-field: new
     ("name: x\nprogram: {python: a.py, sql: b.sql}\nio: {bootstrap: b, input-topic: i, output-topic: o}",
      "exactly one of python, jar, sql"),
     ("name: x\nprogram: {jar: a.jar}\nio: {bootstrap: b, input-topic: i, output-topic: o}", "entry-class"),
-    ("name: x\nprogram: {python: missing.py}\nio: {bootstrap: b, input-topic: i, output-topic: o}", "does not exist"),
+    ("name: x\nprogram: {python: missing.py}\nio: {bootstrap: 'k:1', input-topic: i, output-topic: o}", "does not exist"),
     ("name: x\nprogram: {python: a.py}\nio: {bootstrap: '${nowhere}', input-topic: i, output-topic: o}",
      "${nowhere} has no value"),
     ("name: x\nprogram: {python: a.py}\n", "io"),
@@ -78,3 +78,62 @@ def test_sql_variables_are_substituted_and_statements_split() -> None:
                                                 "INSERT INTO t SELECT 1"]
     with pytest.raises(KeyError, match="topic"):
         render(sql, {})
+
+
+# -- what a job file may not do ------------------------------------------------------------------------------------
+IO = "io: {bootstrap: 'k:1', input-topic: a, output-topic: b}\n"
+
+
+@pytest.mark.parametrize(("program", "needle"), [
+    ("{python: ../../../../etc/passwd}", "lies outside the job file's folder"),
+    ("{sql: ../../../etc/shadow}", "lies outside the job file's folder"),
+    ("{python: sub/../../job.py}", "lies outside the job file's folder"),
+    ("{python: link.py}", "lies outside the job file's folder"),  # a link inside, pointing out
+])
+def test_a_program_outside_the_job_file_s_folder_is_refused_unless_given_absolute(tmp_path: Path, program: str,
+                                                                                   needle: str) -> None:
+    folder = tmp_path / "jobs"
+    folder.mkdir()
+    (tmp_path / "job.py").write_text("print('outside')\n")
+    (folder / "link.py").symlink_to(tmp_path / "job.py")
+    with pytest.raises(InvalidInput, match=needle):
+        load_job_file(write(folder, f"name: x\nprogram: {program}\n{IO}"), {})
+    spec, _ = load_job_file(write(folder, f"name: x\nprogram: {{python: {tmp_path / 'job.py'}}}\n{IO}"), {})
+    assert spec.python_file == str(tmp_path / "job.py"), "an absolute path says it is meant"
+
+
+@pytest.mark.parametrize(("text", "needle"), [
+    ('name: "a\\nb"\n' + IO, "name"),
+    ('name: "a\\e]0;x\\ab"\n' + IO, "name"),
+    ("name: " + "n" * 201 + "\n" + IO, "name"),
+    ("name: x\nio: {bootstrap: 'k:1', input-topic: '../x', output-topic: b}\n", "invalid topic '../x'"),
+    ("name: x\nio: {bootstrap: 'k:1', input-topic: [a, 'a/b\\c'], output-topic: b}\n", "invalid topic"),
+    ("name: x\nio: {bootstrap: 'k:1', input-topic: a, output-topic: '..'}\n", "invalid topic '..'"),
+    ("name: x\nio: {bootstrap: \"k:1\\nx\", input-topic: a, output-topic: b}\n", "invalid Kafka bootstrap"),
+    ("name: x\nio: {bootstrap: 'k:1', input-topic: a, output-topic: b, latency-source: promql, latency-query: up, "
+     "prometheus-url: 'http://a:b@c@d'}\n", "not a URL chronos takes"),
+])
+def test_names_topics_and_addresses_are_checked_where_the_file_is_read(tmp_path: Path, text: str, needle: str) -> None:
+    with pytest.raises(InvalidInput, match=needle):
+        load_job_file(write(tmp_path, text), {}, program_required=False)
+
+
+def test_sql_variables_are_told_apart_by_where_they_stand() -> None:
+    sql = """-- ${in_line_comment}
+    /* ${in_block_comment} */ SELECT '${in_literal}', 'it''s ${after_doubled_quote}', `${in_identifier}`
+    FROM ${bare_table} WHERE n > ${bare_number} AND s = "${in_double_quotes}"
+    """
+    assert job_file.bare_variables(sql) == {"in_block_comment", "bare_table", "bare_number"}
+
+
+@pytest.mark.parametrize(("value", "refused"), [("x) UNION SELECT 1 FROM y WHERE (1", True), ("a b", True),
+                                                ("events_2", False), ("42", False), ("db.table", False)])
+def test_a_variable_outside_quotes_may_only_be_a_name_or_a_number(tmp_path: Path, value: str, refused: bool) -> None:
+    (tmp_path / "q.sql").write_text("INSERT INTO out SELECT * FROM ${table} WHERE topic = '${topic}';\n")
+    path = write(tmp_path, "name: q\nprogram: {sql: q.sql, vars: {table: 'VALUE', topic: 'a b c'}}\n" + IO)
+    path.write_text(path.read_text().replace("VALUE", value))
+    if refused:
+        with pytest.raises(InvalidInput, match=r"SQL variable table stands outside quotes in q\.sql"):
+            load_job_file(path, {})
+    else:
+        load_job_file(path, {})  # and a space is fine inside the literal

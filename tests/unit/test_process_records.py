@@ -30,7 +30,7 @@ def test_a_process_chronos_started_is_recognised_and_stopped(tmp_path: Path) -> 
 
 def test_a_pid_that_now_holds_a_process_started_later_is_stale_and_never_signalled() -> None:
     with bystanders(1) as (other,):
-        real = identify(other.pid, "this stack's JobManager", ())
+        real = identify(other.pid, "this stack's JobManager", ("600",))
         reused = real.model_copy(update={"started_s": real.started_s - 3600})  # the PID's earlier life
         lines: list[str] = []
         found = check(reused)
@@ -46,7 +46,7 @@ def test_a_pid_that_now_holds_a_process_started_later_is_stale_and_never_signall
 
 def test_the_same_start_time_with_another_command_line_is_stale() -> None:
     with bystanders(1) as (other,):
-        real = identify(other.pid, "this stack's Kafka broker", ())
+        real = identify(other.pid, "this stack's Kafka broker", ("600",))
         forged = real.model_copy(update={"argv_marks": ("kafka.Kafka", "/stack/kafka/server.properties")})
         assert check(forged).verdict == "stale"
         assert stop([forged], grace_seconds=1).stopped == ()
@@ -69,18 +69,20 @@ def test_recording_refuses_a_process_without_its_marks() -> None:
 
 def test_a_pid_from_a_file_is_adopted_only_if_it_started_before_the_file_was_written_and_carries_the_marks() -> None:
     with bystanders(1) as (other,):
-        started = identify(other.pid, "x", ())
-        assert adopt(other.pid, "a sleeper", ("600",), started_before=time.time()).ours
+        started = identify(other.pid, "x", ("600",))
+        me = os.getuid()
+        assert adopt(other.pid, "a sleeper", ("600",), started_before=time.time(), uid=me).ours
         written_before_it_started = time.time() - 3600
-        assert adopt(other.pid, "a sleeper", ("600",), written_before_it_started).verdict == "stale"
+        assert adopt(other.pid, "a sleeper", ("600",), written_before_it_started, uid=me).verdict == "stale"
         assert adopt(other.pid, "this stack's JobManager", ("StandaloneSessionClusterEntrypoint",),
-                     time.time()).verdict == "stale"
+                     time.time(), uid=me).verdict == "stale"
+        assert adopt(other.pid, "a sleeper", ("600",), time.time(), uid=me + 1).verdict == "stale", "another user's"
         assert started.pid == other.pid and untouched(other)
 
 
 def test_cpu_time_is_read_only_for_the_recorded_process() -> None:
     with bystanders(1) as (other,):
-        real = identify(other.pid, "x", ())
+        real = identify(other.pid, "x", ("600",))
         assert cpu_seconds(real) is not None
         assert cpu_seconds(real.model_copy(update={"started_s": real.started_s + 99})) is None
 

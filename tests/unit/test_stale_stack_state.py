@@ -23,8 +23,9 @@ from tests.support.cli import assert_one_line_error, chronos
 from tests.support.processes import bystanders, paused, untouched
 
 
-def _record(proc: subprocess.Popen[bytes], role: str, marks: tuple[str, ...] = (), shift_s: float = 0.0) -> ProcessRecord:
-    real = identify(proc.pid, role, ())
+def _record(proc: subprocess.Popen[bytes], role: str, marks: tuple[str, ...] = ("600",),
+            shift_s: float = 0.0) -> ProcessRecord:
+    real = identify(proc.pid, role, ("600",))
     return real.model_copy(update={"argv_marks": marks, "started_s": real.started_s + shift_s})
 
 

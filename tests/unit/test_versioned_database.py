@@ -5,9 +5,15 @@ with the same schema, neither failing because the other created it first (seen i
 
 from __future__ import annotations
 
+import sqlite3
 import threading
+from contextlib import closing
 from pathlib import Path
 
+import pytest
+
+from chronos.errors import InvalidInput
+from chronos.profiler.store import ProfileStore
 from chronos.sqlite_schema import VersionedDatabase
 from chronos.tune.journal import MIGRATIONS, TuneJournal
 
@@ -54,3 +60,52 @@ def test_many_opening_a_new_file_at_once_all_get_the_whole_schema(tmp_path: Path
     journal = TuneJournal(path)
     assert journal.retunes() == []
     journal.close()
+
+
+# -- a file that is not chronos's is refused untouched ----------------------------------------------------------
+def _fingerprint(path: Path) -> tuple[bytes, float]:
+    return path.read_bytes(), path.stat().st_mtime
+
+
+def test_another_program_s_database_is_refused_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "app.db"
+    with closing(sqlite3.connect(path)) as db, db:
+        db.execute("CREATE TABLE users (name TEXT)")
+    before = _fingerprint(path)
+    for opener in (TuneJournal, ProfileStore):
+        with pytest.raises(InvalidInput, match="another program's database \\(tables 'users'\\)"):
+            opener(path)
+    assert _fingerprint(path) == before and sorted(p.name for p in tmp_path.iterdir()) == ["app.db"]
+
+
+def test_a_device_is_refused_and_nothing_is_left_beside_it() -> None:
+    with pytest.raises(InvalidInput, match="/dev/null is not a regular file"):
+        TuneJournal(Path("/dev/null"))
+    assert not Path("/dev/null-journal").exists()
+
+
+def test_a_schema_version_no_chronos_writes_is_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "chronos.db"
+    TuneJournal(path).close()
+    with closing(sqlite3.connect(path)) as db, db:
+        db.execute("UPDATE chronos_tune_meta SET value = 'abc' WHERE key = 'schema_version'")
+    with pytest.raises(InvalidInput, match="schema version 'abc', which no chronos writes"):
+        TuneJournal(path)
+
+
+def test_a_database_others_can_write_is_not_trusted(tmp_path: Path) -> None:
+    path = tmp_path / "chronos.db"
+    TuneJournal(path).close()
+    path.chmod(0o666)
+    with pytest.raises(InvalidInput, match="writable by other users"):
+        TuneJournal(path)
+
+
+def test_chronos_s_own_database_shared_by_its_two_owners_opens() -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "profiles.db"
+        TuneJournal(path).close()
+        ProfileStore(path).close()  # the profile store's tables beside the journal's: both chronos's
+        TuneJournal(path).close()

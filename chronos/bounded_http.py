@@ -1,0 +1,182 @@
+"""Every HTTP exchange chronos starts (Flink's REST API, Flink's Prometheus reporters, a Prometheus server) is
+bounded: a whole-exchange deadline, a cap on the reply's size, and JSON parsed only to a fixed depth.
+
+Why: httpx's timeouts are per socket operation. A server that sends one byte every 2 s never trips a 10 s
+read timeout, and hung `job list`, `status` and `tune` for ever in a hostile-input sweep; a 400 MB chunked
+reply took the CLI to 894 MB; a reply nested 100,000 deep ended in a RecursionError. So every read and write
+of the socket here gets the time left before the exchange's deadline as its timeout (httpcore's
+`NetworkBackend` is the seam: the deadline reaches even the reading of the headers, where a trickle could
+otherwise go on for hours), the body is read in pieces and dropped past the cap, and the JSON depth is
+checked as the files' is (chronos.input_files). Environment proxies are not used: chronos talks to the
+cluster it is pointed at, and a proxy's transport would escape the deadline.
+
+Hand-written over httpx/httpcore's public backend interface (no library offers a whole-request deadline for
+synchronous httpx).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpcore
+import httpx
+
+from chronos.errors import InvalidInput
+from chronos.input_files import load_json
+
+DEADLINE_S = 30.0  # a Flink REST reply comes in milliseconds; 30 s is a cluster in distress, not a slow one
+MAX_REPLY_BYTES = 16 << 20  # the largest Flink reply chronos reads (a long metric list, a job's full detail) is < 1 MiB
+MAX_REPLY_DEPTH = 32  # Flink's replies nest < 10 deep
+
+_deadline: contextvars.ContextVar[float | None] = contextvars.ContextVar("chronos_http_deadline", default=None)
+
+
+class DeadlinePassed(httpx.TimeoutException):
+    """The exchange was not over by its deadline (a slow trickle, a server that never finishes)."""
+
+
+class ReplyRefused(httpx.TransportError):
+    """A reply too large, or not JSON chronos reads; its message is one line."""
+
+
+def _left(timeout: float | None, error: type[httpcore.TimeoutException]) -> float | None:
+    deadline = _deadline.get()
+    if deadline is None:
+        return timeout
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise error("the exchange's deadline passed")
+    return left if timeout is None else min(timeout, left)
+
+
+class _DeadlineStream(httpcore.NetworkStream):
+    def __init__(self, inner: httpcore.NetworkStream) -> None:
+        self._inner = inner
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self._inner.read(max_bytes, _left(timeout, httpcore.ReadTimeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._inner.write(buffer, _left(timeout, httpcore.WriteTimeout))
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def start_tls(self, ssl_context: Any, server_hostname: str | None = None,
+                  timeout: float | None = None) -> httpcore.NetworkStream:
+        return _DeadlineStream(self._inner.start_tls(ssl_context, server_hostname,
+                                                     _left(timeout, httpcore.ConnectTimeout)))
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._inner.get_extra_info(info)
+
+
+class _DeadlineBackend(httpcore.NetworkBackend):
+    def __init__(self) -> None:
+        self._inner = httpcore.SyncBackend()
+
+    def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
+                    socket_options: Iterable[Any] | None = None) -> httpcore.NetworkStream:
+        return _DeadlineStream(self._inner.connect_tcp(host, port, _left(timeout, httpcore.ConnectTimeout),
+                                                       local_address, socket_options))
+
+    def connect_unix_socket(self, path: str, timeout: float | None = None,
+                            socket_options: Iterable[Any] | None = None) -> httpcore.NetworkStream:
+        return _DeadlineStream(self._inner.connect_unix_socket(path, _left(timeout, httpcore.ConnectTimeout),
+                                                               socket_options))
+
+    def sleep(self, seconds: float) -> None:
+        self._inner.sleep(seconds)
+
+
+class DeadlineTransport(httpx.HTTPTransport):
+    """httpx's own transport with its connection pool built on the deadline backend."""
+
+    def __init__(self, verify: bool = True) -> None:
+        super().__init__(verify=verify, trust_env=False)
+        self._pool = httpcore.ConnectionPool(ssl_context=httpx.create_ssl_context(verify=verify, trust_env=False),
+                                             network_backend=_DeadlineBackend())
+
+
+@dataclass(frozen=True)
+class Reply:
+    status_code: int
+    content: bytes
+    headers: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def text(self) -> str:
+        return self.content.decode("utf-8", errors="replace")
+
+    def json(self, where: str, max_depth: int = MAX_REPLY_DEPTH) -> Any:
+        """The body as JSON nested at most `max_depth` deep, or ReplyRefused naming `where`."""
+        try:
+            return load_json(self.content, where, max_depth)
+        except InvalidInput as exc:
+            raise ReplyRefused(str(exc)) from None
+
+
+@contextmanager
+def deadline(seconds: float) -> Iterator[None]:
+    """Every socket operation inside ends by `seconds` from now (an earlier deadline already set stays)."""
+    outer = _deadline.get()
+    own = time.monotonic() + seconds
+    token = _deadline.set(own if outer is None else min(outer, own))
+    try:
+        yield
+    finally:
+        _deadline.reset(token)
+
+
+class BoundedClient:
+    """An httpx client whose every exchange is bounded (deadline, size); the reply comes back whole."""
+
+    def __init__(self, base_url: str = "", deadline_s: float = DEADLINE_S, max_bytes: int = MAX_REPLY_BYTES,
+                 transport: httpx.BaseTransport | None = None, verify: bool = True) -> None:
+        self.deadline_s = deadline_s
+        self.max_bytes = max_bytes
+        self._http = httpx.Client(base_url=base_url, timeout=deadline_s, trust_env=False,
+                                  transport=transport or DeadlineTransport(verify=verify),
+                                  headers={"Accept-Encoding": "identity"})  # nothing to inflate past the cap
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> BoundedClient:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def request(self, method: str, url: str, *, deadline_s: float | None = None, **kwargs: Any) -> Reply:
+        """The whole reply within `deadline_s` (default: the client's) and `max_bytes`; httpx's transport
+        errors (DeadlinePassed among them) and ReplyRefused otherwise."""
+        seconds = deadline_s or self.deadline_s
+        try:
+            with deadline(seconds), self._http.stream(method, url, timeout=seconds, **kwargs) as response:
+                declared = response.headers.get("content-length", "")
+                if declared.isdigit() and int(declared) > self.max_bytes:
+                    raise ReplyRefused(f"a reply of {int(declared):,} bytes (chronos reads at most "
+                                       f"{self.max_bytes >> 20} MiB)")
+                body = bytearray()
+                for chunk in response.iter_bytes():
+                    body += chunk
+                    if len(body) > self.max_bytes:
+                        raise ReplyRefused(f"a reply over {self.max_bytes >> 20} MiB (chronos reads no more)")
+                return Reply(response.status_code, bytes(body), dict(response.headers))
+        except httpx.TimeoutException:  # every socket timeout here is at most the time left: the deadline
+            raise DeadlinePassed(f"no whole reply within {seconds:g} s") from None
+
+    def get(self, url: str, **kwargs: Any) -> Reply:
+        return self.request("GET", url, **kwargs)
+
+
+def get(url: str, deadline_s: float = 5.0, **kwargs: Any) -> Reply:
+    """One bounded GET with a client of its own (a readiness probe, a scrape)."""
+    with BoundedClient(deadline_s=deadline_s) as client:
+        return client.get(url, **kwargs)

@@ -1,0 +1,47 @@
+"""Text from outside (a Flink job's name, an exception Flink reports, a file's field, a topic) on the user's
+terminal: shown, never obeyed.
+
+Two ways such a string could act instead of being shown: as Rich markup (a job named `[/oops]` crashed
+`job list` with a MarkupError; `[link=...]` would make a link) and as terminal control sequences (a name
+holding `\\x1b]0;pwned\\x07\\x1b[2J` retitles the window and clears the screen). So chronos's consoles parse
+no markup and no emoji codes at all (its own few styled words are passed as styles, not markup), and every
+string they render has its control characters spelled out as escapes.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from rich.console import Console
+from rich.text import Text
+
+# C0 controls but newline and tab, DEL, and C1 (0x9b is a CSI on terminals that read 8-bit controls).
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def shown(text: str) -> str:
+    """`text` with every control character written out (`\\x1b`), so it prints as what it is."""
+    return _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def one_line(text: str) -> str:
+    """`text` as one printable line: whitespace runs (newlines included) become one space, controls escaped."""
+    return shown(" ".join(text.split()))
+
+
+class TerminalConsole(Console):
+    """A Rich console that treats every string as plain text: no markup, no emoji codes, controls escaped."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(markup=False, emoji=False, **kwargs)
+
+    def render_str(self, text: str, **kwargs: Any) -> Text:
+        kwargs["markup"] = False
+        kwargs["emoji"] = False
+        return super().render_str(shown(text), **kwargs)
+
+
+def styled(*parts: str | tuple[str, str]) -> Text:
+    """A line of plain parts and (text, style) parts, each shown as text: chronos's own emphasis without markup."""
+    return Text.assemble(*((shown(p[0]), p[1]) if isinstance(p, tuple) else shown(p) for p in parts))
