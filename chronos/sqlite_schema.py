@@ -27,7 +27,8 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 
 def refuse_foreign(path: Path, what: str) -> None:
     """Raise InvalidInput, touching nothing, unless `path` is absent, empty, or a SQLite file of chronos's user
-    whose tables are all chronos's (`chronos_*`)."""
+    that chronos made: no tables yet, or chronos's own (`chronos_*`) among them (a profile's Optuna study keeps
+    its tables beside them, in the same file)."""
     try:
         info = os.stat(path)
     except (FileNotFoundError, NotADirectoryError):  # a new database (or a folder that cannot be: said at mkdir)
@@ -51,7 +52,7 @@ def refuse_foreign(path: Path, what: str) -> None:
     except sqlite3.DatabaseError as exc:
         raise InvalidInput(f"{path} is not a chronos {what} database ({exc})") from None
     foreign = sorted(n for n in names if not (n.startswith("chronos_") or n.startswith("sqlite_")))
-    if foreign:
+    if foreign and not any(n.startswith("chronos_") for n in names):
         shown = ", ".join(repr(n[:40]) for n in foreign[:3]) + (" ..." if len(foreign) > 3 else "")
         raise InvalidInput(f"{path} is another program's database (tables {shown}); chronos writes only into a "
                            "database of its own: give another path")

@@ -63,7 +63,7 @@ def chaos_kill_taskmanager(
         raise InvalidInput("--warmup and --timeout must be positive, --hold not negative")
     sd = _stack_dir(stack_dir)
     wiring.require_stack(sd)
-    with wiring.flink_client(sd, None) as client:
+    with wiring.flink_client(sd, None, patient=True) as client:
         record = wiring.chronos_job(client, sd, job)
         signals = wiring.live_signals(client, sd, record)
         journal = open(samples, "w") if samples else None  # noqa: SIM115 - closed in finally
@@ -124,7 +124,7 @@ def chaos_run(
     experiment = load_experiment(file)
     sd = _stack_dir(stack_dir)
     wiring.require_stack(sd)
-    with wiring.flink_client(sd, None) as client:
+    with wiring.flink_client(sd, None, patient=True) as client:
         record = wiring.chronos_job(client, sd, job)
         signals = wiring.live_signals(client, sd, record)
         try:

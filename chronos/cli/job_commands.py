@@ -147,7 +147,7 @@ def job_stop(
     from chronos.cli import wiring
 
     sd = _stack_dir(stack_dir)
-    with wiring.flink_client(sd, rest_url) as client:
+    with wiring.flink_client(sd, rest_url, patient=True) as client:
         if not savepoint:
             client.job(job_id)
             client.cancel(job_id)
@@ -224,7 +224,7 @@ def job_retune(
     job = TunedJob(job_id, record.spec, record.settings)
     journal = TuneJournal((db or sd / "profiles.db").expanduser())
     try:
-        with wiring.flink_client(sd, rest_url) as client:
+        with wiring.flink_client(sd, rest_url, patient=True) as client:
             pending = journal.unfinished(record.spec.name)
             pending = pending if pending is not None and pending.old_job_id == job_id else None
             state = client.job(job_id).state

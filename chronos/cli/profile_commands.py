@@ -104,7 +104,7 @@ def profile_run(
     intervals: Annotated[str, typer.Option(help="Checkpoint interval range to explore.")] = "2s..60s",
     loads: Annotated[str, typer.Option(help="Load levels, as factors on the workload.")] = "1",
     faults: Annotated[int, typer.Option(min=0, max=100, help="Worst-case TaskManager kills per run.")] = 1,
-    parallel: Annotated[int, typer.Option(min=1, max=16, help="Runs at a time (one small Flink cluster each).")] = 2,
+    parallel: Annotated[int, typer.Option(help="Runs at a time (one small Flink cluster each).")] = 2,
     runs: Annotated[int | None, typer.Option(min=1, max=10_000,
                                              help="Stop after this many completed runs in the profile.")] = None,
     budget: Annotated[str | None, typer.Option(help="Start no run that would end after this wall time.")] = "15m",
@@ -149,7 +149,7 @@ def profile_run(
             sample = _stored_sample(store, settings.sample_profile)
         input_said = _input_said(settings.sample_profile, profile_id)
     else:
-        with wiring.flink_client(sd, None) as client:
+        with wiring.flink_client(sd, None, patient=True) as client:
             job_record = wiring.chronos_job(client, sd, job)
         spec = job_record.spec
         check_profilable(spec)  # before minutes of recording, before any cluster starts
@@ -276,7 +276,7 @@ def _explored_recovery(sd: Path, state: StackState) -> tuple[tuple[str, tuple[tu
     the live cluster already runs it."""
     from chronos.cli import wiring
 
-    with wiring.flink_client(sd, None) as client, err.status("measuring pauses on the live TaskManagers (10 s)"):
+    with wiring.flink_client(sd, None, patient=True) as client, err.status("measuring pauses on the live TaskManagers (10 s)"):
         proposal, lines, _ = wiring.recovery_proposal(client, sd, None, 10.0)
     if not proposal.changes:
         err.print("--explore-recovery: the live cluster already runs the settings chronos proposes; profiling them only")

@@ -41,7 +41,6 @@ def recommend(
     """Propose the settings that shorten recovery beyond the checkpoint interval: detection, rescheduling."""
     from chronos.cli import wiring
     from chronos.errors import InvalidInput
-    from chronos.flink.rest import FlinkRestClient
     from chronos.model import parse_interval_ms
     from chronos.stack.state import load_state
 
@@ -55,7 +54,7 @@ def recommend(
     with Progress(TextColumn("measuring pauses on the TaskManagers"), BarColumn(), TimeRemainingColumn(),
                   console=err, transient=True, disable=as_json) as bar:
         task = bar.add_task("watch", total=watch_s)
-        with FlinkRestClient(wiring.rest_url(sd, rest_url)) as client:
+        with wiring.flink_client(sd, rest_url, patient=True) as client:
             proposal, lines, samples = wiring.recovery_proposal(
                 client, sd, rest_url, watch_s, spare_allowed=spare, safety_factor=safety_factor,
                 min_timeout_s=parse_interval_ms(min_timeout) / 1000,
@@ -129,7 +128,7 @@ def _apply(sd: Path, target: ClusterShape, as_json: bool) -> None:
     journal = TuneJournal(sd / "profiles.db")
     start = time.monotonic()
     try:
-        with wiring.flink_client(sd, None) as client:
+        with wiring.flink_client(sd, None, patient=True) as client:
             reconfigurer = wiring.cluster_reconfigurer(client, sd, journal, timed_say(start))
             jobs = wiring.running_chronos_jobs(client, sd)
             outcome = reconfigurer.reconfigure(target, jobs)

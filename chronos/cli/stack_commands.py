@@ -120,7 +120,7 @@ def stack_reconfigure(
     journal = TuneJournal((db or sd / "profiles.db").expanduser())
     start = time.monotonic()
     try:
-        with wiring.flink_client(sd, None) as client:
+        with wiring.flink_client(sd, None, patient=True) as client:
             reconfigurer = wiring.cluster_reconfigurer(client, sd, journal, timed_say(start))
             pending = reconfigurer.pending()
             if resume or pending is not None:

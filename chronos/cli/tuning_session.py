@@ -89,7 +89,7 @@ def tuning_session(request: TuneRequest) -> Iterator[tuple[TuneLoop, TuneDisplay
         metrics = TuneMetrics(registry)
         heartbeat = Heartbeat(request.stall_after_s)
         display = TuneDisplay(metrics, err if not request.as_json else out, request.as_json, heartbeat)
-        client = resources.enter_context(wiring.flink_client(request.stack_dir, request.rest_url))
+        client = resources.enter_context(wiring.flink_client(request.stack_dir, request.rest_url, patient=True))
         retuner: Realizer
         if request.flink_deployment:
             assert request.job_file is not None

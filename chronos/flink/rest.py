@@ -90,10 +90,14 @@ def _first_error_line(response: Reply) -> str:
 STATE_POLL = Backoff(first_s=0.1, factor=1.25, max_s=1.0, jitter=0.0)
 SAVEPOINT_POLL = Backoff(first_s=0.05, factor=1.25, max_s=1.0, jitter=0.0)
 
-# A whole REST exchange (connect, request, every byte of the reply): Flink answers in milliseconds, a loaded
-# JobManager within a second or two; a reply still coming after this is a hung or hostile server, and a
-# command waiting on it would keep its user waiting with no word (waits that poll take it as a blip).
+# A whole REST exchange (connect, request, every byte of the reply). A command a user waits on (status, job
+# list) gives up after REPLY_DEADLINE_S: Flink answers in milliseconds, and a reply still coming after that is
+# a hung or hostile server the user should hear about. A long-running part (the tuner, a retune, a profile, a
+# chaos experiment, a pause watch) must ride out a JobManager busy for seconds (planning a PyFlink job beside
+# two stacks on two cores took a /taskmanagers reply past 4 s in CI), so it waits PATIENT_REPLY_DEADLINE_S; a
+# user's SIGTERM still stops it at once (chronos.cli.graceful), and waits that poll take a miss as a blip.
 REPLY_DEADLINE_S = 4.0
+PATIENT_REPLY_DEADLINE_S = 15.0
 
 # Running a PyFlink program plans it in a Python process on the JobManager: seconds on a warm
 # cluster, much longer on a cold one sharing two cores with others (profiling clusters start cold).

@@ -17,7 +17,7 @@ import psutil
 
 from chronos.errors import ChronosError, StackError
 from chronos.flink.distribution import find_distribution
-from chronos.flink.rest import FlinkRestClient
+from chronos.flink.rest import PATIENT_REPLY_DEADLINE_S, FlinkRestClient
 from chronos.flink.submit import RestSubmitter
 from chronos.jobs.parallel_load import LoadPlan, run_parallel_load
 from chronos.jobs.replay_load import ReplayPlan, run_replay
@@ -87,7 +87,7 @@ class LocalProfilingCluster:
         if state is None:
             return ()
         try:
-            with FlinkRestClient(state.rest_url) as client:
+            with FlinkRestClient(state.rest_url, PATIENT_REPLY_DEADLINE_S) as client:
                 return in_force(client.jobmanager_config(), state.spare_taskmanagers)
         except ChronosError:  # unreadable: what chronos laid over the cluster's own config, at least
             return in_force(dict(state.flink_settings), state.spare_taskmanagers)
@@ -100,11 +100,12 @@ class LocalProfilingCluster:
 
     # -- what a profiling run touches on its cluster (the ports of chronos.profiler.run.ProfilingCluster) ---------
     def control(self) -> CopyControl:
-        return CopyControl(FlinkRestClient(self.rest_url))
+        return CopyControl(FlinkRestClient(self.rest_url, PATIENT_REPLY_DEADLINE_S))
 
     def signals(self, job_id: str, copy: JobCopy, timestamp_field: str = "max_created_ms") -> LiveSignals:
-        return LiveSignals(FlinkRestClient(self.rest_url), job_id, copy.spec.name, self.bootstrap, copy.input_topic,
-                           copy.output_topic, self.reporter_urls, owns_client=True, timestamp_field=timestamp_field,
+        client = FlinkRestClient(self.rest_url, PATIENT_REPLY_DEADLINE_S)
+        return LiveSignals(client, job_id, copy.spec.name, self.bootstrap, copy.input_topic, copy.output_topic,
+                           self.reporter_urls, owns_client=True, timestamp_field=timestamp_field,
                            more_input_topics=tuple(t for t in copy.input_topics if t != copy.input_topic))
 
     def create_topics(self, topics: list[str], partitions: int) -> None:

@@ -124,7 +124,8 @@ def test_a_sql_job_chronos_did_not_submit_is_adopted_and_retuned(stack: StackSta
         tuner.proc.send_signal(signal.SIGTERM)  # all it had to show is shown: no need to sit out --duration
         assert tuner.finish(120) == 0
         # The cluster's recovery settings, proposed with their predicted effect (never applied by the tuner).
-        proposal = next(e for e in tuner.events if e["event"] == "recovery_proposal")
+        proposal = next((e for e in tuner.events if e["event"] == "recovery_proposal"), None)
+        assert proposal is not None, [e for e in tuner.events if e["event"] == "message"]  # why there is none
         assert proposal["flink_config"] and proposal["apply"].startswith("chronos recommend --apply"), proposal
         assert all(f["proposed"]["detect_s"] <= f["now"]["detect_s"] for f in proposal["forecasts"]), proposal
         new_job = retune["new_job_id"]

@@ -245,8 +245,6 @@ def cases() -> list[Case]:
              answers={CHECKPOINTS: trickle(1.0)}),
         Case("server-says-nothing", ("status", "--job", JOB, "--rest-url", "{url}"), "refused", ("did not answer",),
              answers={DETAIL: silence()}),
-        Case("tune-on-a-trickle", (*TUNE, "--job", JOB, "--rest-url", "{url}"), "refused", ("did not answer",),
-             setup=lambda s: job_record(_record_text())(s), answers={DETAIL: trickle(0.5)}),
         Case("reply-of-100-MB", ("job", "list", "--rest-url", "{url}"), "refused", ("100,000,000 bytes", "16 MiB"),
              answers={JOBS: endless(chunked=False, declared=100_000_000)}),
         Case("endless-chunked-reply", ("job", "list", "--rest-url", "{url}"), "refused", ("over 16 MiB",),

@@ -11,8 +11,10 @@ import sys
 import time
 from pathlib import Path
 
+from chronos.flink.rest import PATIENT_REPLY_DEADLINE_S
 from tests.security.sweep_cases import _record_text
-from tests.support.hostile_flink import JOB, hostile_flink, silence
+from tests.support.cli import assert_one_line_error, chronos
+from tests.support.hostile_flink import JOB, hostile_flink, silence, trickle
 
 
 def test_a_tuner_waiting_on_a_silent_flink_stops_within_two_seconds_of_sigterm(tmp_path: Path) -> None:
@@ -41,3 +43,17 @@ def test_a_tuner_waiting_on_a_silent_flink_stops_within_two_seconds_of_sigterm(t
     assert took < 3.0, f"{took:.1f} s: {stderr}"
     assert stderr.splitlines() == ["stopping after the current step", "error: interrupted before tuning began"], stderr
     assert tuner.returncode == 1
+
+
+def test_a_tuner_on_a_trickling_flink_ends_by_its_patient_deadline_saying_so(tmp_path: Path) -> None:
+    """No signal: one byte every half second keeps every socket read alive; the exchange still ends at the
+    deadline of a long-running part (15 s, chronos.flink.rest), said in one line."""
+    (tmp_path / "stack" / "jobs").mkdir(parents=True)
+    (tmp_path / "stack" / "jobs" / f"{JOB}.json").write_text(_record_text())
+    with hostile_flink({f"/jobs/{JOB}": trickle(0.5)}) as server:
+        env = {**os.environ, "CHRONOS_STACK_DIR": str(tmp_path / "stack"), "HOME": str(tmp_path)}
+        started = time.monotonic()
+        done = chronos("tune", "--job", JOB, "--latency-p99", "1s", "--recovery", "30s", "--metrics-port", "-1",
+                       "--rest-url", server.url, "--db", str(tmp_path / "p.db"), env=env, timeout=60)
+    assert time.monotonic() - started < PATIENT_REPLY_DEADLINE_S + 5
+    assert_one_line_error(done, "did not answer GET /jobs/", "no whole reply within 15 s")

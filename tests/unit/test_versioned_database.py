@@ -101,11 +101,10 @@ def test_a_database_others_can_write_is_not_trusted(tmp_path: Path) -> None:
         TuneJournal(path)
 
 
-def test_chronos_s_own_database_shared_by_its_two_owners_opens() -> None:
-    import tempfile
-
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "profiles.db"
-        TuneJournal(path).close()
-        ProfileStore(path).close()  # the profile store's tables beside the journal's: both chronos's
-        TuneJournal(path).close()
+def test_chronos_s_own_database_opens_with_what_it_shares_the_file_with(tmp_path: Path) -> None:
+    path = tmp_path / "profiles.db"
+    ProfileStore(path).close()
+    with closing(sqlite3.connect(path)) as db, db:
+        db.execute("CREATE TABLE studies (study_id INTEGER)")  # a profile's Optuna study, in the same file
+    TuneJournal(path).close()  # the journal's tables beside the profile store's: all of it chronos's
+    ProfileStore(path).close()
