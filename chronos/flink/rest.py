@@ -94,9 +94,9 @@ SAVEPOINT_POLL = Backoff(first_s=0.05, factor=1.25, max_s=1.0, jitter=0.0)
 # list) gives up after REPLY_DEADLINE_S: Flink answers in milliseconds, and a reply still coming after that is
 # a hung or hostile server the user should hear about. A long-running part (the tuner, a retune, a profile, a
 # chaos experiment, a pause watch) must ride out a JobManager busy for seconds (planning a PyFlink job beside
-# two stacks on two cores took a /taskmanagers reply past 4 s in CI), so it waits PATIENT_REPLY_DEADLINE_S; a
+# two stacks on two cores took a /taskmanagers reply past 4 s in CI, we think), so it waits PATIENT_REPLY_DEADLINE_S; a
 # user's SIGTERM still stops it at once (chronos.cli.graceful), and waits that poll take a miss as a blip.
-REPLY_DEADLINE_S = 4.0
+REPLY_DEADLINE_S = 3.0  # with the CLI's own start (0.5 s idle, ~1.5 s on a loaded host), a refusal within 5 s
 PATIENT_REPLY_DEADLINE_S = 15.0
 
 # Running a PyFlink program plans it in a Python process on the JobManager: seconds on a warm
