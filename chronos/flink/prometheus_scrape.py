@@ -34,7 +34,12 @@ class PromSample:
         return dict(self.labels).get(key, "")
 
 
-def scrape(urls: Iterable[str], timeout_s: float = 3.0, client: BoundedClient | None = None,
+# A TaskManager's page is thousands of lines, written while its JVM may be starting beside others on a loaded
+# host: a whole page within this, where an endpoint used to be given 3 s per socket read.
+SCRAPE_DEADLINE_S = 10.0
+
+
+def scrape(urls: Iterable[str], timeout_s: float = SCRAPE_DEADLINE_S, client: BoundedClient | None = None,
            names: Iterable[str] | None = None) -> list[PromSample]:
     """Samples from every reporter endpoint that answers (JobManager and TaskManagers share a range).
 
@@ -49,7 +54,7 @@ def scrape(urls: Iterable[str], timeout_s: float = 3.0, client: BoundedClient | 
     samples: list[PromSample] = []
     for url in urls:
         try:
-            text = client.get(url, deadline_s=timeout_s).text
+            text = client.get(url).text  # the client's own deadline
         except httpx.HTTPError:
             continue
         if wanted is not None:

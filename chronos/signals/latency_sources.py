@@ -16,7 +16,7 @@ import numpy as np
 
 from chronos.bounded_http import BoundedClient, ReplyRefused
 from chronos.errors import InvalidInput
-from chronos.flink.prometheus_scrape import LATENCY_METRIC, marker_latency_p99_ms, scrape
+from chronos.flink.prometheus_scrape import LATENCY_METRIC, SCRAPE_DEADLINE_S, marker_latency_p99_ms, scrape
 from chronos.model import JobIO
 from chronos.signals.live import LiveSignals
 
@@ -38,7 +38,7 @@ class FlinkLatencyMarkers:
     def __init__(self, reporter_urls: list[str], job_name: str) -> None:
         self._urls = reporter_urls
         self._job_name = job_name
-        self._http = BoundedClient(deadline_s=3.0)
+        self._http = BoundedClient(deadline_s=SCRAPE_DEADLINE_S)
 
     def p99_ms(self, since_ms: int, until_ms: int) -> float | None:
         return marker_latency_p99_ms(scrape(self._urls, client=self._http, names=(LATENCY_METRIC + "{",)), self._job_name)

@@ -21,7 +21,14 @@ from typing import Any, Protocol
 from chronos.bounded_http import BoundedClient
 from chronos.clock import wall_ms
 from chronos.errors import ChronosError
-from chronos.flink.prometheus_scrape import SOURCE_METRICS, PromSample, scrape, source_offsets, source_records_out
+from chronos.flink.prometheus_scrape import (
+    SCRAPE_DEADLINE_S,
+    SOURCE_METRICS,
+    PromSample,
+    scrape,
+    source_offsets,
+    source_records_out,
+)
 from chronos.flink.rest import FlinkRestClient
 from chronos.jobs.output import OutputRecord, committed_consumer, committed_records
 from chronos.jobs.topic_offsets import TopicEndOffsets
@@ -80,7 +87,7 @@ class LiveSignals:
         self._observer_error: str | None = None
         self._observer = self._start_observer()
         self._last_count: tuple[float, float] | None = None
-        self._http = BoundedClient(deadline_s=3.0)
+        self._http = BoundedClient(deadline_s=SCRAPE_DEADLINE_S)
 
     def _start_observer(self) -> threading.Thread:
         thread = threading.Thread(target=self._observe, name="output-observer", daemon=True)
