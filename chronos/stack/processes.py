@@ -40,6 +40,10 @@ FILE_WRITTEN_SLACK_S = 2.0
 # How long a just-started process may take to show the argv it was started with (see `identify`).
 EXEC_WAIT_S = 15.0
 PID_MAX = 4_194_304  # Linux's largest pid_max
+# Popen returns once exec has closed the close-on-exec pipe, before the kernel has laid out the new
+# program's arguments (load_elf_binary sets them after begin_new_exec): for that moment the process already
+# has its new name but an empty command line. A fresh process with no arguments yet is given this long.
+ARGS_LAID_OUT_WITHIN_S = 2.0
 Mark = Annotated[str, Field(min_length=1, max_length=4096)]
 
 Report = Callable[[str], None]
@@ -127,7 +131,8 @@ def identify(pid: int, role: str, argv_marks: Sequence[str], exec_wait_s: float 
     script wrote): refused if it exited or does not carry `argv_marks`. A start script writes the PID of
     a forked shell that is about to exec the program: `exec_wait_s` is how long to wait for that exec
     (the start time does not change with it)."""
-    deadline = time.monotonic() + exec_wait_s
+    started = time.monotonic()
+    deadline = started + exec_wait_s
     try:
         proc = psutil.Process(pid)
         while True:
@@ -138,7 +143,8 @@ def identify(pid: int, role: str, argv_marks: Sequence[str], exec_wait_s: float 
             if not missing:
                 return ProcessRecord(pid=pid, role=role, argv_marks=tuple(argv_marks), started_s=_started_s(proc),
                                      uid=proc.uids().real)
-            if time.monotonic() >= deadline:
+            now = time.monotonic()
+            if now >= deadline and (argv or now >= started + ARGS_LAID_OUT_WITHIN_S):
                 raise StackError(f"pid {pid} is {proc.name()!r}, not {role}: its command line lacks {missing[0]!r}")
             time.sleep(0.05)
     except psutil.NoSuchProcess as exc:

@@ -133,3 +133,21 @@ def test_a_started_process_that_is_not_what_was_asked_for_is_not_left_running(tm
     with pytest.raises(StackError, match=r"lacks 'kafka\.Kafka'"):
         spawn(["sleep", "600"], tmp_path / "x.log", role="a broker", argv_marks=("kafka.Kafka",), exec_wait_s=0.3)
     assert {p.pid for p in psutil.Process().children()} == before
+
+
+def test_a_process_whose_arguments_are_not_laid_out_yet_is_waited_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Popen returns before the kernel has set the new program's arguments: for that moment the command line
+    reads empty. Such a process is waited for, not refused as something else."""
+    import chronos.stack.processes as processes
+
+    readings: list[list[str]] = []
+    real_argv = processes._argv
+
+    def argv_just_after_exec(proc: psutil.Process) -> list[str]:
+        readings.append([] if not readings else real_argv(proc))
+        return readings[-1]
+
+    monkeypatch.setattr(processes, "_argv", argv_just_after_exec)
+    with bystanders(1) as (other,):
+        record = identify(other.pid, "a test sleeper", ("600",))
+        assert record.pid == other.pid and readings[0] == [] and "600" in readings[-1]
