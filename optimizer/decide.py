@@ -11,9 +11,14 @@ A paced job (chronos triggers its checkpoints) changes cadence for free: the act
 cooldown and no cap; it is shortened at once and lengthened only as far as every decision of the last
 `lengthen_after_s` wanted (the autoscaler's scale-down stabilization window, for the same reason: the risky
 direction waits). Its own configured interval is the fallback that must hold the recovery target without
-chronos: it is changed by a restart retune (stabilized like any restart) when it is longer than the longest
-interval predicted to meet the recovery target, or shorter than the cadence wanted (Flink's periodic
-checkpoints would cut a longer cadence short).
+chronos, and changing it is a restart (stabilized like any). Under the policy's ceiling rule (the default) it
+must hold at the highest load seen, not the forecast: a quick side by side (issue 30) restarted the job at
+every rise of the load to move it (5.5 s of downtime each, more QoS-violation seconds than a static interval
+gained), whereas a load swing seen before is safe at the fallback already. When it must shorten it is set for
+a headroom over that load, so that the next rise does not restart again at once; it is lengthened (it caps the
+cadence: Flink's timer would cut a longer one short) only when the latency target is at stake at it or the
+cadence wanted is far longer. What this costs in safety: nothing at any load up to the highest seen; a load
+beyond it, with chronos dead before its next decision, is met by an interval chosen for a lower one.
 """
 
 from __future__ import annotations
@@ -203,17 +208,15 @@ def _paced(evaluation: Evaluation, policy: TunePolicy, now_s: float, wanted: flo
         target = max(current, min([wanted, *window]))
         if target < wanted:
             why = f"{why}; lengthening to {target:g} s, what every decision of the last {policy.lengthen_after_s:g} s wanted"
-    fallback = evaluation.fallback_s
-    unsafe = fallback is not None and configured > fallback
-    new_configured = max(fallback if fallback is not None else configured, target)
-    if (unsafe or target > configured) and \
-            abs(new_configured - configured) >= max(policy.min_change_abs_s, policy.min_change_rel * configured):
-        held = _restart_held(evaluation, policy, now_s)
-        if held is None:
-            because = (f"the job's own {configured:g} s would miss the recovery target without chronos" if unsafe
-                       else f"its own {configured:g} s would cut a {target:g} s cadence short")
-            return make("retune", target, new_configured, f"{why}; fallback to {new_configured:g} s: {because}")
-        why = f"{why}; fallback restart to {new_configured:g} s held: {held}"
+    restart = _fallback_restart(evaluation, policy, configured, target)
+    if restart is not None:
+        new_configured, because = restart
+        if abs(new_configured - configured) >= max(policy.min_change_abs_s, policy.min_change_rel * configured):
+            held = _restart_held(evaluation, policy, now_s)
+            if held is None:
+                return make("retune", min(target, new_configured), new_configured,
+                            f"{why}; fallback to {new_configured:g} s: {because}")
+            why = f"{why}; fallback restart to {new_configured:g} s held: {held}"
     target = min(target, configured)  # beyond its own interval only after a restart
     change = abs(target - current)
     if change == 0:
@@ -221,3 +224,31 @@ def _paced(evaluation: Evaluation, policy: TunePolicy, now_s: float, wanted: flo
     if change < max(policy.cadence_min_change_abs_s, policy.cadence_min_change_rel * current):
         return keep(f"{why}; cadence change to {target:g} s too small")
     return make("pace", target, None, why)
+
+
+def _fallback_restart(evaluation: Evaluation, policy: TunePolicy, configured: float,
+                      target: float) -> tuple[float, str] | None:
+    """Whether the job's own interval must change (a restart), to what, and why; None: the cadence alone moves.
+    Shorter when it would miss the recovery target without chronos at the load it must hold at (`fallback_s`);
+    longer when it cuts the cadence wanted short: always for a baseline (the interval asked for is the point);
+    for a model-based strategy under the ceiling rule only when the latency target is at stake at it or the
+    cadence wanted is `fallback_lengthen_factor` times longer, and never past what is safe."""
+    limit, choice = evaluation.fallback_s, evaluation.fallback_choice_s
+    ceiling = policy.fallback_rule == "ceiling"
+    at = f" at {evaluation.fallback_rate:,.0f} ev/s" if ceiling and evaluation.fallback_rate is not None else ""
+    if limit is not None and configured > limit:
+        because = f"the job's own {configured:g} s would miss the recovery target without chronos{at}"
+        return (choice if choice is not None else limit), because
+    if target <= configured:
+        return None
+    if not ceiling or mode_of(evaluation, policy) == "baseline":
+        return max(limit if limit is not None else configured, target), \
+            f"its own {configured:g} s would cut a {target:g} s cadence short"
+    longest = target if limit is None else min(target, limit)
+    judged = evaluation.configured
+    at_stake = evaluation.latency_violated or (judged is not None and not judged.latency_ok)
+    if longest <= configured or not (at_stake or longest >= policy.fallback_lengthen_factor * configured):
+        return None
+    because = ("the latency target is at stake at it" if at_stake
+               else f"a {target:g} s cadence is wanted, {longest / configured:.1f}x its own")
+    return longest, f"its own {configured:g} s caps the cadence and {because}"

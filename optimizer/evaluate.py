@@ -34,6 +34,7 @@ class TuneHistory:
     configured_s: float | None = None  # a paced job's own interval, its fallback (None: = interval_s)
     wanted_recent: tuple[tuple[float, float], ...] = ()  # (at, wanted interval) of the recent decisions
     recoveries_s: tuple[float, ...] = ()  # recoveries measured on the live job (its failures, a probe)
+    rate_ceiling: float | None = None  # the highest input rate seen since tuning began (beyond `rates`' window)
 
 
 @dataclass(frozen=True)
@@ -95,7 +96,13 @@ class Evaluation:
     latency_model_mape: float | None
     paced: bool = False
     configured_s: float | None = None  # the job's own interval (its fallback when paced)
-    fallback_s: float | None = None  # the longest interval predicted to meet the recovery target at the forecast peak
+    # A paced job's own interval: `fallback_s`, the longest predicted to meet the recovery target at
+    # `fallback_rate` (longer is unsafe); `fallback_choice_s`, what a restart that must shorten it sets (at the
+    # policy's headroom over that rate); `configured`, the job's own interval judged at the decision's load.
+    fallback_s: float | None = None
+    fallback_choice_s: float | None = None
+    fallback_rate: float | None = None
+    configured: Assessment | None = None
     wanted_recent: tuple[tuple[float, float], ...] = ()
     recoveries_s: tuple[float, ...] = ()
 
@@ -156,6 +163,14 @@ def evaluate(history: TuneHistory, models: JobModels, policy: TunePolicy) -> Eva
                        for i in candidate_intervals(policy, history.interval_s))
     current = next(c for c in candidates if c.interval_s == round(history.interval_s, 3))
     observed_s = history.now_s - history.observed_since_s
+    configured_s = history.interval_s if history.configured_s is None else history.configured_s
+    fallback_rate, choice_rate = _fallback_rates(rate, history.rate_ceiling, policy)
+
+    def fallback_at(at_rate: float) -> float | None:
+        if at_rate == rate:
+            return _fallback_s(candidates)
+        return _fallback_s(tuple(_assess(i, at_rate, models, policy, calibration, cost)
+                                 for i in candidate_intervals(policy, history.interval_s)))
     return Evaluation(
         current=current,
         candidates=candidates,
@@ -172,16 +187,29 @@ def evaluate(history: TuneHistory, models: JobModels, policy: TunePolicy) -> Eva
         recovery_model_mape=models.recovery.report.held_out_mape if models.recovery else None,
         latency_model_mape=models.latency.report.held_out_mape if models.latency else None,
         paced=history.paced,
-        configured_s=history.interval_s if history.configured_s is None else history.configured_s,
-        fallback_s=_fallback_s(candidates),
+        configured_s=configured_s,
+        fallback_s=fallback_at(fallback_rate),
+        fallback_choice_s=fallback_at(choice_rate),
+        fallback_rate=fallback_rate,
+        configured=_assess(configured_s, rate, models, policy, calibration, cost) if history.paced else None,
         wanted_recent=history.wanted_recent,
         recoveries_s=history.recoveries_s,
     )
 
 
+def _fallback_rates(rate: float, ceiling: float | None, policy: TunePolicy) -> tuple[float, float]:
+    """(rate the job's own interval must hold at, rate a shortened one is chosen for). follow: the forecast
+    peak, both. ceiling: the highest rate seen or forecast, or the design rate when higher; a shortened one for
+    the headroom over it (a hysteresis: the next restart waits until the load passes what this one covered)."""
+    if policy.fallback_rule == "follow":
+        return rate, rate
+    limit = max(rate, ceiling or 0.0, policy.fallback_design_rate or 0.0)
+    return limit, max(limit * policy.fallback_headroom, policy.fallback_design_rate or 0.0)
+
+
 def _fallback_s(candidates: tuple[Assessment, ...]) -> float | None:
-    """What a paced job's own interval should be: the longest candidate still predicted to meet the recovery
-    target (with the margin) at the forecast peak, so that it stays within it when chronos is gone. None without
+    """What a paced job's own interval may be: the longest candidate still predicted to meet the recovery
+    target (with the margin) at the candidates' rate, so that it stays within it when chronos is gone. None without
     a recovery model (nothing to say it by); the shortest candidate when none meets it (the best there is)."""
     judged = [c for c in candidates if c.recovery is not None]
     if not judged:

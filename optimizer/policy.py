@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from chronos.model import MAX_SECONDS
 
 Strategy = Literal["chronos", "static", "young", "daly", "khaos"]
+FallbackRule = Literal["ceiling", "follow"]
 
 
 class TunePolicy(BaseModel):
@@ -55,6 +56,26 @@ class TunePolicy(BaseModel):
                     "this many seconds wanted: a cadence change costs nothing, so the cooldown and the hourly cap "
                     "(for restarts) do not hold it; this keeps it from following a dip in the load into a longer "
                     "interval that the next burst makes too long.")
+    fallback_rule: FallbackRule = Field(
+        "ceiling",
+        description="A paced job's own interval (the fallback Flink keeps if chronos dies) is changed only by a "
+                    "restart. ceiling: it must meet the recovery target at the highest input rate seen while tuning "
+                    "(or fallback_design_rate), so a swing of the load that has been seen before moves only the "
+                    "cadence; when it must shorten it is chosen for fallback_headroom x that rate, so one restart "
+                    "covers the next rise too. follow: it tracks the forecast peak, as safe for the next minutes but "
+                    "a restart whenever the load rises.")
+    fallback_headroom: float = Field(
+        1.25, ge=1, le=10, description="ceiling: a fallback that must shorten is chosen for this multiple of the rate.")
+    fallback_design_rate: float | None = Field(
+        None, gt=0, le=1e12,
+        description="ceiling: the input rate (records/s) the fallback must hold at even before it is seen (a daily "
+                    "peak): the job's own interval is then chosen once, at adoption.")
+    fallback_lengthen_factor: float = Field(
+        2.0, ge=1, le=100,
+        description="ceiling: the job's own interval is lengthened by a restart (it caps the cadence: Flink's timer "
+                    "checkpoints at it) only when the latency target is at stake at it, or when the cadence wanted "
+                    "is at least this many times longer (a restart costs seconds of downtime; overhead alone "
+                    "rarely pays for it).")
     compromise_tolerance: float = Field(
         0.1, ge=0, le=10, description="When no interval meets both targets: candidates whose worst ratio to its target is "
                                "within this of the best compromise's count as equally good, and the cheapest is "

@@ -96,6 +96,7 @@ class LoopState:
     last_reading: LiveReading | None = None
     wanted: deque[tuple[float, float]] = field(default_factory=lambda: deque(maxlen=MAX_EVENTS))
     recoveries_s: deque[float] = field(default_factory=lambda: deque(maxlen=MAX_EVENTS))  # measured on the live job
+    rate_ceiling: float | None = None  # the highest input rate seen by this tuner (the fallback's ceiling rule)
 
 
 class TuneLoop:
@@ -190,6 +191,8 @@ class TuneLoop:
         for event in self._outages.feed(reading.failures, now):
             self._observer.outage(self.state.job, event)
         self._readings.append((now, reading))
+        if reading.input_rate is not None:
+            self.state.rate_ceiling = max(self.state.rate_ceiling or 0.0, reading.input_rate)
         while self._readings and now - self._readings[0][0] > self._settings.history_s:
             self._readings.popleft()
         failure = None
@@ -277,6 +280,7 @@ class TuneLoop:
             started_at_s=self.state.started_at_s,
             retunes_at_s=tuple(self.state.retunes_at_s),
             recoveries_s=tuple(self.state.recoveries_s),
+            rate_ceiling=self.state.rate_ceiling,
         )
 
     def _decide(self, now: float) -> Decision | None:

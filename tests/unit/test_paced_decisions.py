@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from chronos.optimizer.decide import decide
-from chronos.optimizer.evaluate import JobModels, TuneHistory, evaluate
+from chronos.optimizer.evaluate import Evaluation, JobModels, TuneHistory, evaluate
 from chronos.optimizer.policy import TunePolicy
 from tests.support.truths import recovery_truth
 from tests.unit.test_optimizer_decisions import history, models
@@ -48,7 +48,8 @@ def test_a_configured_interval_that_would_miss_recovery_without_chronos_is_resta
     h = paced(5, 6000, configured_s=120)
     decision = decide(evaluate(h, models(), POLICY), POLICY, now_s=NOW)
     assert decision.action == "retune" and decision.fallback_s is not None, decision.explain()
-    assert decision.fallback_s == fallback_of(h) and decision.fallback_s < 120
+    assert decision.fallback_s == evaluate(h, models(), POLICY).fallback_choice_s
+    assert decision.fallback_s <= fallback_of(h) < 120, "chosen for a headroom over the load it must hold at"
     assert "would miss the recovery target without chronos" in decision.reason
 
 
@@ -85,3 +86,81 @@ def test_without_models_a_paced_job_gets_the_cold_start_cadence_and_keeps_its_ow
     decision = decide(evaluate(paced(5, 2000, configured_s=120), JobModels(None, None), POLICY), POLICY, now_s=NOW)
     assert decision.mode == "cold-start" and decision.action == "pace", decision.explain()
     assert decision.fallback_s is None, "no recovery model to judge the fallback by: it is left as it is"
+
+
+FOLLOW = POLICY.model_copy(update={"fallback_rule": "follow"})
+
+
+def evaluated(h: TuneHistory, policy: TunePolicy = POLICY) -> Evaluation:
+    return evaluate(h, models(), policy)
+
+
+def choice_at(rate: float, policy: TunePolicy = POLICY) -> float:
+    """The job's own interval a fallback restart sets once the load has reached `rate`."""
+    choice = evaluated(replace(paced(10, rate, 10), rate_ceiling=rate), policy).fallback_choice_s
+    assert choice is not None
+    return choice
+
+
+def test_a_rise_to_a_load_seen_before_moves_only_the_cadence() -> None:
+    own = choice_at(6000)
+    rising = replace(paced(30, 2000, configured_s=own, step_to=6000), rate_ceiling=6000)
+    decision = decide(evaluated(rising), POLICY, now_s=NOW)
+    assert decision.action == "pace" and decision.interval_s <= own, decision.explain()
+    assert recovery_truth(own, 6000) <= 60, "the job's own interval holds the target at the highest load seen"
+
+
+def test_under_the_follow_rule_the_same_rise_restarts_the_job() -> None:
+    own = choice_at(2000, FOLLOW)
+    rising = replace(paced(30, 2000, configured_s=own, step_to=6000), rate_ceiling=6000)
+    decision = decide(evaluated(rising, FOLLOW), FOLLOW, now_s=NOW)
+    assert decision.action == "retune" and decision.fallback_s is not None and decision.fallback_s < own
+
+
+def test_a_rise_past_the_highest_load_seen_shortens_the_fallback_once_for_the_headroom() -> None:
+    own = choice_at(2000)
+    decision = decide(evaluated(replace(paced(8, 2000, configured_s=own, step_to=4000), rate_ceiling=4000)),
+                      POLICY, now_s=NOW)
+    assert decision.action == "retune" and decision.fallback_s is not None, decision.explain()
+    assert decision.fallback_s < own and decision.interval_s <= decision.fallback_s
+    assert "ev/s" in decision.reason and recovery_truth(decision.fallback_s, 4000 * 1.25) <= 60
+    further = replace(paced(decision.interval_s, 4000, configured_s=decision.fallback_s, step_to=4900,
+                            retunes=(NOW - 400,)), rate_ceiling=4900)
+    assert decide(evaluated(further), POLICY, now_s=NOW).action != "retune", "within the headroom: no second restart"
+
+
+def test_a_drop_of_the_load_does_not_lengthen_the_fallback_past_what_the_highest_load_allows() -> None:
+    own = choice_at(6000)
+    calm = replace(paced(own, 1000, configured_s=own), rate_ceiling=6000)
+    decision = decide(evaluated(calm), POLICY, now_s=NOW)
+    assert decision.wanted_s is not None and decision.wanted_s > own, "the calm load wants a longer cadence"
+    assert decision.action == "keep" and decision.fallback_s is None, decision.explain()
+
+
+def test_a_design_rate_chooses_the_fallback_once_at_adoption() -> None:
+    policy = POLICY.model_copy(update={"fallback_design_rate": 6000.0})
+    adopted = decide(evaluated(paced(30, 1000, configured_s=120), policy), policy, now_s=NOW)
+    assert adopted.action == "retune" and adopted.fallback_s is not None, adopted.explain()
+    assert recovery_truth(adopted.fallback_s, 6000) <= 60
+    peak = replace(paced(adopted.interval_s, 1000, configured_s=adopted.fallback_s, step_to=6000,
+                         retunes=(NOW - 400,)), rate_ceiling=6000)
+    assert decide(evaluated(peak, policy), policy, now_s=NOW).action != "retune", "the peak it was chosen for"
+
+
+def test_a_far_too_short_own_interval_is_lengthened_once_but_never_past_what_is_safe() -> None:
+    calm = replace(paced(1, 1000, configured_s=1), rate_ceiling=6000)
+    decision = decide(evaluated(calm), POLICY, now_s=NOW)
+    limit = evaluated(calm).fallback_s
+    assert decision.action == "retune" and decision.fallback_s is not None and limit is not None, decision.explain()
+    assert 2 <= decision.fallback_s <= limit and "caps the cadence" in decision.reason
+
+
+def test_an_own_interval_a_little_short_is_lengthened_only_when_latency_is_at_stake() -> None:
+    limit = evaluated(replace(paced(5, 1000, 5), rate_ceiling=6000)).fallback_s
+    assert limit is not None
+    own = round(limit / 1.5, 1)
+    calm = replace(paced(own, 1000, configured_s=own), rate_ceiling=6000)
+    assert decide(evaluated(calm), POLICY, now_s=NOW).action == "keep"
+    strained = replace(calm, p99_ms=POLICY.latency_p99_ms * 1.2)
+    decision = decide(evaluated(strained), POLICY, now_s=NOW)
+    assert decision.action == "retune" and "latency target is at stake" in decision.reason, decision.explain()
