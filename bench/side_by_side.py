@@ -71,6 +71,9 @@ ARMS: dict[str, dict[str, Any]] = {
               "policy": {"safety_margin": 0.0, "conservative": False, "calibrate_latency": True,
                          "min_change_rel": 0.0, "min_change_abs_s": 5.0}},
     "chronos": {"start_s": DOCS_TYPICAL_S, "args": ["--strategy", "chronos"]},
+    # The fallback rule before issue 30: the job's own interval follows the forecast peak (a restart per rise).
+    "chronos-follow": {"start_s": DOCS_TYPICAL_S, "args": ["--strategy", "chronos"],
+                       "policy": {"fallback_rule": "follow"}},
 }
 
 

@@ -229,10 +229,13 @@ def _paced(evaluation: Evaluation, policy: TunePolicy, now_s: float, wanted: flo
 def _fallback_restart(evaluation: Evaluation, policy: TunePolicy, configured: float,
                       target: float) -> tuple[float, str] | None:
     """Whether the job's own interval must change (a restart), to what, and why; None: the cadence alone moves.
-    Shorter when it would miss the recovery target without chronos at the load it must hold at (`fallback_s`);
-    longer when it cuts the cadence wanted short: always for a baseline (the interval asked for is the point);
-    for a model-based strategy under the ceiling rule only when the latency target is at stake at it or the
+    A baseline's (static, Young/Daly) only when it cuts the interval it asks for short: no model judges it, and a
+    static arm restarted for safety is no longer static. Otherwise shorter when it would miss the recovery target
+    without chronos at the load it must hold at (`fallback_s`); longer when it cuts the cadence wanted short: for a
+    model-based strategy under the ceiling rule only when the latency target is at stake at it or the
     cadence wanted is `fallback_lengthen_factor` times longer, and never past what is safe."""
+    if mode_of(evaluation, policy) == "baseline":  # its interval is the point; no model judges it (a user's static)
+        return (target, f"its own {configured:g} s would cut a {target:g} s cadence short") if target > configured else None
     limit, choice = evaluation.fallback_s, evaluation.fallback_choice_s
     ceiling = policy.fallback_rule == "ceiling"
     at = f" at {evaluation.fallback_rate:,.0f} ev/s" if ceiling and evaluation.fallback_rate is not None else ""
@@ -241,7 +244,7 @@ def _fallback_restart(evaluation: Evaluation, policy: TunePolicy, configured: fl
         return (choice if choice is not None else limit), because
     if target <= configured:
         return None
-    if not ceiling or mode_of(evaluation, policy) == "baseline":
+    if not ceiling:
         return max(limit if limit is not None else configured, target), \
             f"its own {configured:g} s would cut a {target:g} s cadence short"
     longest = target if limit is None else min(target, limit)

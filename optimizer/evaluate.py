@@ -166,11 +166,11 @@ def evaluate(history: TuneHistory, models: JobModels, policy: TunePolicy) -> Eva
     configured_s = history.interval_s if history.configured_s is None else history.configured_s
     fallback_rate, choice_rate = _fallback_rates(rate, history.rate_ceiling, policy)
 
-    def fallback_at(at_rate: float) -> float | None:
+    def fallback_at(at_rate: float, tolerance: float) -> float | None:
         if at_rate == rate:
-            return _fallback_s(candidates)
+            return _fallback_s(candidates, tolerance)
         return _fallback_s(tuple(_assess(i, at_rate, models, policy, calibration, cost)
-                                 for i in candidate_intervals(policy, history.interval_s)))
+                                 for i in candidate_intervals(policy, history.interval_s)), tolerance)
     return Evaluation(
         current=current,
         candidates=candidates,
@@ -188,8 +188,8 @@ def evaluate(history: TuneHistory, models: JobModels, policy: TunePolicy) -> Eva
         latency_model_mape=models.latency.report.held_out_mape if models.latency else None,
         paced=history.paced,
         configured_s=configured_s,
-        fallback_s=fallback_at(fallback_rate),
-        fallback_choice_s=fallback_at(choice_rate),
+        fallback_s=fallback_at(fallback_rate, policy.compromise_tolerance),
+        fallback_choice_s=fallback_at(choice_rate, policy.compromise_tolerance),
         fallback_rate=fallback_rate,
         configured=_assess(configured_s, rate, models, policy, calibration, cost) if history.paced else None,
         wanted_recent=history.wanted_recent,
@@ -207,13 +207,19 @@ def _fallback_rates(rate: float, ceiling: float | None, policy: TunePolicy) -> t
     return limit, max(limit * policy.fallback_headroom, policy.fallback_design_rate or 0.0)
 
 
-def _fallback_s(candidates: tuple[Assessment, ...]) -> float | None:
+def _fallback_s(candidates: tuple[Assessment, ...], tolerance: float) -> float | None:
     """What a paced job's own interval may be: the longest candidate still predicted to meet the recovery
     target (with the margin) at the candidates' rate, so that it stays within it when chronos is gone. None without
-    a recovery model (nothing to say it by); the shortest candidate when none meets it (the best there is)."""
+    a recovery model (nothing to say it by). When none meets it: the longest whose predicted recovery is within
+    `tolerance` (a share) of the least, as the decision's compromise does, not the shortest: a target out of reach at any
+    interval is no reason to checkpoint at the shortest one whenever chronos is gone (a quick side by side had
+    Flink's timer at 2 s for a sliver of predicted recovery)."""
     judged = [c for c in candidates if c.recovery is not None]
     if not judged:
         return None
+    if not any(c.recovery_ok for c in judged):
+        best = min(c.recovery_ratio or 0.0 for c in judged)
+        return max(c.interval_s for c in judged if (c.recovery_ratio or 0.0) <= best * (1 + tolerance))
     longest = judged[0].interval_s
     for c in judged:  # shortest first: up to the first that misses it (a model need not be monotone)
         if not c.recovery_ok:

@@ -164,3 +164,20 @@ def test_an_own_interval_a_little_short_is_lengthened_only_when_latency_is_at_st
     strained = replace(calm, p99_ms=POLICY.latency_p99_ms * 1.2)
     decision = decide(evaluated(strained), POLICY, now_s=NOW)
     assert decision.action == "retune" and "latency target is at stake" in decision.reason, decision.explain()
+
+
+def test_a_paced_static_baseline_is_never_restarted_for_safety() -> None:
+    static = POLICY.model_copy(update={"strategy": "static", "static_interval_s": 10.0})
+    busy = replace(paced(10, 2000, configured_s=10, step_to=9000), rate_ceiling=9000)
+    decision = decide(evaluate(busy, models(), static), static, now_s=NOW)
+    assert decision.action == "keep" and decision.fallback_s is None, decision.explain()
+
+
+def test_a_recovery_target_out_of_reach_makes_the_fallback_the_compromise_not_the_shortest_interval() -> None:
+    strict = POLICY.model_copy(update={"recovery_s": 5.0})
+    evaluation = evaluate(replace(paced(10, 6000, 10), rate_ceiling=6000), models(), strict)
+    assert not any(c.recovery_ok for c in evaluation.candidates)
+    best = min(c.recovery_ratio or 0.0 for c in evaluation.candidates)
+    assert evaluation.fallback_s is not None and evaluation.fallback_s > strict.interval_min_s
+    judged = next(c for c in evaluation.candidates if c.interval_s == evaluation.fallback_s)
+    assert (judged.recovery_ratio or 0.0) <= best * (1 + strict.compromise_tolerance)
