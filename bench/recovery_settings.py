@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import statistics
 import subprocess
@@ -107,6 +108,38 @@ class LateReplacementKill:
         self._kill.rollback()
 
 
+class CpuTrace:
+    """Every TaskManager JVM of the stack (the replacement included, read from the state each tick): its CPU (% of
+    one core) and age every `every_s`, to tell on which one a job caught up and what ran beside it (issue 30)."""
+
+    def __init__(self, stack_dir: Path, every_s: float = 0.5) -> None:
+        self._stack_dir, self._every_s = stack_dir, every_s
+        self._stop = threading.Event()
+        self.ticks: list[dict[str, Any]] = []
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        known: dict[int, psutil.Process] = {}
+        while not self._stop.wait(self._every_s):
+            state = load_state(self._stack_dir)
+            tick: dict[str, Any] = {"at_ms": int(time.time() * 1000), "load1": os.getloadavg()[0], "tms": {}}
+            for record in state.taskmanagers if state else ():
+                try:
+                    proc = known.setdefault(record.pid, psutil.Process(record.pid))
+                    cpu = proc.cpu_percent(None)
+                    tick["tms"][str(record.pid)] = {"cpu": round(cpu, 1),
+                                                    "age_s": round(time.time() - proc.create_time(), 1)}
+                except psutil.Error:
+                    continue
+            self.ticks.append(tick)
+
+    def close(self) -> list[dict[str, Any]]:
+        self._stop.set()
+        self._thread.join(5)
+        return self.ticks
+
+
 def kills(state: StackState, client: FlinkRestClient, job: str, settings: DemoSettings, arm: str,
           args: argparse.Namespace) -> list[dict[str, Any]]:
     signals = LiveSignals(client, job, settings.name, state.bootstrap, settings.input_topic, settings.output_topic,
@@ -116,10 +149,17 @@ def kills(state: StackState, client: FlinkRestClient, job: str, settings: DemoSe
         for i in range(args.kills):
             fault = (LateReplacementKill(state.stack_dir_path, args.replace_after) if args.replace_after
                      else KillTaskManager(state.stack_dir_path))
+            trace = CpuTrace(state.stack_dir_path) if args.trace else None
+            samples: list[dict[str, Any]] = []
             m = measure_recovery(signals, fault, WorstCase(before_s=args.before),
                                  warmup_s=args.warmup, hold_s=args.hold, timeout_s=args.timeout,
+                                 on_sample=lambda s, into=samples: into.append(asdict(s)),
                                  settings_in_force=recovery_settings_in_force(client, state.stack_dir_path))
             row = {"arm": arm, "kill": i + 1, **phases(asdict(m)), "measurement": asdict(m)}
+            if trace is not None:
+                start = m.fault.injected_wall_ms - 5000
+                row["cpu_trace"] = [t for t in trace.close() if t["at_ms"] >= start]
+                row["samples"] = [s for s in samples if s["at_ms"] >= start]
             rows.append(row)
             console.print(f"{arm} kill {i + 1}: detect {row['detect_s']} s, all running {row['running_s']} s, "
                           f"back in band {row['back_in_band_s']} s")
@@ -290,6 +330,8 @@ def main(argv: Sequence[str]) -> None:
     parser.add_argument("--arms", default="flink defaults,between,chronos proposed")
     parser.add_argument("--replace-after", type=float, default=0.0,
                         help="start the killed TaskManager's replacement this much later (0: at once)")
+    parser.add_argument("--trace", action="store_true",
+                        help="store each kill's signal samples and every TaskManager's CPU every 0.5 s with it")
     parser.add_argument("--out", default="recovery_settings.json")
     args = parser.parse_args(argv)
     if args.recompute:

@@ -106,6 +106,10 @@ def _choose(evaluation: Evaluation, policy: TunePolicy) -> tuple[Assessment | No
     if policy.calibrate_latency and evaluation.current.latency is not None and evaluation.observed_p99_ms is None:
         # A profile's latency is scaled to the live job before it is believed (its cluster, its load are not
         # this one's); until the first output shows, the raw profile would decide, 4x off on the bench's job.
+        # An exactly-once job shows no output before its first checkpoint commits (30 s at a 30 s interval): a
+        # paced job, whose cadence changes cost nothing, is meanwhile paced for the recovery target alone.
+        if evaluation.paced and evaluation.current.recovery is not None and policy.strategy == "chronos":
+            return _recovery_alone(candidates, policy)
         return None, None, True, "unknown", "no p99 seen yet to scale the latency model to this job"
     if policy.strategy == "khaos":
         return _khaos(candidates)
@@ -122,6 +126,21 @@ def _choose(evaluation: Evaluation, policy: TunePolicy) -> tuple[Assessment | No
     rec, lat = chosen.recovery_ratio or 0.0, chosen.latency_ratio or 0.0
     binding = "recovery" if rec > lat else "latency"
     return chosen, chosen.interval_s, False, binding, "best compromise: no interval meets both targets"
+
+
+def _recovery_alone(candidates: tuple[Assessment, ...],
+                    policy: TunePolicy) -> tuple[Assessment | None, float | None, bool, Binding, str]:
+    """The choice with the latency model set aside: the cheapest interval meeting the recovery target, else the
+    cheapest within the tolerance of the least recovery ratio."""
+    why = "no p99 seen yet to scale the latency model: paced for the recovery target alone"
+    ok = [c for c in candidates if c.recovery_ok]
+    if ok:
+        chosen = min(ok, key=lambda c: (c.overhead if c.overhead is not None else 0.0, -c.interval_s))
+        return chosen, chosen.interval_s, True, "recovery", why
+    best = min(c.recovery_ratio or 0.0 for c in candidates)
+    near = [c for c in candidates if (c.recovery_ratio or 0.0) <= best + policy.compromise_tolerance]
+    chosen = min(near, key=lambda c: (c.overhead if c.overhead is not None else 0.0, -c.interval_s))
+    return chosen, chosen.interval_s, False, "recovery", f"{why} (none meets it: the best compromise)"
 
 
 def _cold_inputs(evaluation: Evaluation, policy: TunePolicy) -> ColdStartInputs:

@@ -181,3 +181,15 @@ def test_a_recovery_target_out_of_reach_makes_the_fallback_the_compromise_not_th
     assert evaluation.fallback_s is not None and evaluation.fallback_s > strict.interval_min_s
     judged = next(c for c in evaluation.candidates if c.interval_s == evaluation.fallback_s)
     assert (judged.recovery_ratio or 0.0) <= best * (1 + strict.compromise_tolerance)
+
+
+def test_before_any_output_a_paced_job_is_paced_for_the_recovery_target_alone() -> None:
+    """An exactly-once job shows output only once a checkpoint commits: until a p99 is seen the latency model
+    cannot be scaled to the job, but the cadence (free to change) need not wait for it."""
+    own = choice_at(6000)
+    silent = replace(paced(3, 2000, configured_s=own, step_to=6000), p99_ms=None, rate_ceiling=6000)
+    decision = decide(evaluated(silent), POLICY, now_s=NOW)
+    assert decision.action == "pace" and decision.binding == "recovery", decision.explain()
+    assert "recovery target alone" in decision.reason and recovery_truth(decision.interval_s, 6000) <= 60
+    restarted = replace(silent, paced=False)
+    assert decide(evaluated(restarted), POLICY, now_s=NOW).action == "keep", "a restart waits for the p99"
