@@ -30,6 +30,7 @@ import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import asdict
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -40,11 +41,12 @@ from rich.table import Table
 from chronos.chaos.measure import measure_recovery
 from chronos.chaos.timing import WorstCase
 from chronos.flink.distribution import find_distribution
+from chronos.flink.job_control import RestCheckpointTrigger
 from chronos.flink.rest import FlinkRestClient
 from chronos.flink.submit import RestSubmitter
 from chronos.jobs.demo import DemoSettings, demo_spec
 from chronos.jobs.topics import ensure_topics
-from chronos.model import CheckpointSettings, FaultRecord, RecoveryMeasurement
+from chronos.model import CheckpointSettings, FaultRecord, RecoveryMeasurement, SignalSample
 from chronos.optimizer.models import family_names, make_family
 from chronos.optimizer.phase_model import fit_phase_model, held_out_by_setting
 from chronos.optimizer.phase_observations import phase_observations
@@ -59,6 +61,9 @@ from chronos.stack.local_stack import StackOptions, down, up
 from chronos.stack.locations import default_cache_dir
 from chronos.stack.service_account import account_of
 from chronos.stack.state import StackState, load_state, save_state
+from chronos.tune.journal import Cadence
+from chronos.tune.memory_journal import MemoryJournal
+from chronos.tune.pacer import Pacer
 
 CACHE = default_cache_dir()
 BETWEEN = ["--set", "heartbeat.interval=2s", "--set", "heartbeat.timeout=20s", "--set",
@@ -140,11 +145,46 @@ class CpuTrace:
         return self.ticks
 
 
+def _keep(into: list[dict[str, Any]], sample: SignalSample) -> None:
+    into.append(asdict(sample))
+
+
+class QuietPacing:
+    """The pacer's observer in this bench: it counts what the pacer triggered, nothing more."""
+
+    def __init__(self) -> None:
+        self.outcomes: dict[str, int] = {}
+
+    def triggered(self, job_name: str, outcome: str) -> None:
+        self.outcomes[outcome] = self.outcomes.get(outcome, 0) + 1
+
+    def completed(self, job_name: str, effective_s: float, error_s: float | None) -> None:
+        return None
+
+    def cadence(self, job_name: str, entry: Cadence) -> None:
+        return None
+
+    def message(self, text: str) -> None:
+        console.print(f"  pacer: {text}")
+
+
+def paced(client: FlinkRestClient, job: str, name: str, interval_s: float) -> tuple[threading.Event, QuietPacing]:
+    """The job paced by chronos's pacer at its own interval (what `chronos tune --realize pace` runs): Flink's
+    timer holds the cadence, the pacer adds the commits after a restore."""
+    observer, stop = QuietPacing(), threading.Event()
+    pacer = Pacer(RestCheckpointTrigger(client), MemoryJournal(), observer, name)
+    pacer.follow(job)
+    pacer.pace(job, int(interval_s * 1000), int(interval_s * 1000), "bench: paced at the job's own interval")
+    threading.Thread(target=pacer.run, args=(stop,), daemon=True).start()
+    return stop, observer
+
+
 def kills(state: StackState, client: FlinkRestClient, job: str, settings: DemoSettings, arm: str,
           args: argparse.Namespace) -> list[dict[str, Any]]:
     signals = LiveSignals(client, job, settings.name, state.bootstrap, settings.input_topic, settings.output_topic,
                           state.prometheus_urls)
     rows = []
+    stop_pacing, pacing = paced(client, job, settings.name, args.interval) if args.paced else (None, None)
     try:
         for i in range(args.kills):
             fault = (LateReplacementKill(state.stack_dir_path, args.replace_after) if args.replace_after
@@ -153,9 +193,9 @@ def kills(state: StackState, client: FlinkRestClient, job: str, settings: DemoSe
             samples: list[dict[str, Any]] = []
             m = measure_recovery(signals, fault, WorstCase(before_s=args.before),
                                  warmup_s=args.warmup, hold_s=args.hold, timeout_s=args.timeout,
-                                 on_sample=lambda s, into=samples: into.append(asdict(s)),
+                                 on_sample=partial(_keep, samples),
                                  settings_in_force=recovery_settings_in_force(client, state.stack_dir_path))
-            row = {"arm": arm, "kill": i + 1, **phases(asdict(m)), "measurement": asdict(m)}
+            row: dict[str, Any] = {"arm": arm, "kill": i + 1, **phases(asdict(m)), "measurement": asdict(m)}
             if trace is not None:
                 start = m.fault.injected_wall_ms - 5000
                 row["cpu_trace"] = [t for t in trace.close() if t["at_ms"] >= start]
@@ -163,7 +203,11 @@ def kills(state: StackState, client: FlinkRestClient, job: str, settings: DemoSe
             rows.append(row)
             console.print(f"{arm} kill {i + 1}: detect {row['detect_s']} s, all running {row['running_s']} s, "
                           f"back in band {row['back_in_band_s']} s")
+            if pacing is not None:
+                row["pacer_outcomes"] = dict(pacing.outcomes)
     finally:
+        if stop_pacing is not None:
+            stop_pacing.set()
         signals.close()
     return rows
 
@@ -332,6 +376,8 @@ def main(argv: Sequence[str]) -> None:
                         help="start the killed TaskManager's replacement this much later (0: at once)")
     parser.add_argument("--trace", action="store_true",
                         help="store each kill's signal samples and every TaskManager's CPU every 0.5 s with it")
+    parser.add_argument("--paced", action="store_true",
+                        help="chronos's pacer follows the job at its own interval (and commits after each restore)")
     parser.add_argument("--out", default="recovery_settings.json")
     args = parser.parse_args(argv)
     if args.recompute:

@@ -62,8 +62,10 @@ class RestCheckpointTrigger:
         stats = self._client.checkpoints(job_id)
         completed = stats.latest.completed
         running = self._client.job(job_id).all_running
+        restored = stats.latest.restored
         return PacingView(at, running, stats.counts.in_progress, completed.id if completed else None,
-                          completed.trigger_timestamp if completed else None)
+                          completed.trigger_timestamp if completed else None,
+                          restored.restore_timestamp if restored else None)
 
     def trigger_checkpoint(self, job_id: str) -> str:
         return self._client.trigger_checkpoint(job_id)

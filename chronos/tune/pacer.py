@@ -24,7 +24,7 @@ from typing import Literal, Protocol
 from chronos.clock import wall_ms
 from chronos.errors import ChronosError
 from chronos.tune.journal import Cadence, Journal
-from chronos.tune.pacing import PacingState, PacingView, next_move
+from chronos.tune.pacing import PacingState, PacingView, catching_up, next_move
 
 TriggerState = Literal["in-progress", "completed", "failed"]
 Outcome = Literal["completed", "failed", "skipped-in-flight", "skipped-not-running"]
@@ -252,7 +252,9 @@ class Pacer:
             effective_s = (newest[1] - previous[1]) / 1000
             state = self._state
             cadence = state.cadence_ms if state is not None else None
-            error_s = abs(effective_s - cadence / 1000) if cadence and previous[1] >= self._changed_ms else None
+            at_cadence = previous[1] >= self._changed_ms and not catching_up(view, previous[1]) \
+                and not catching_up(view, newest[1])
+            error_s = abs(effective_s - cadence / 1000) if cadence and at_cadence else None
             self._effective_s, self._error_s = effective_s, error_s
             held_by_flink = state is not None and state.fallback_ms is not None and state.cadence_ms >= state.fallback_ms
             if held_by_flink and self._entry is not None and self._entry.in_force_ms is None \

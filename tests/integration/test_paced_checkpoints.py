@@ -188,6 +188,25 @@ def test_exactly_once_over_ten_cadence_changes_and_a_taskmanager_kill(
         assert flink.checkpoints(job_id).latest.restored is not None, "it failed over, and was restored"
         delivery = counted.finish(timeout_s=120)
         assert delivery.ok and delivery.input_events > 5_000, delivery.summary()
+
+        # At a 60 s cadence a restore is committed as soon as every task runs (the pacer looks every second while
+        # the job is not running), not a cadence after the last checkpoint before the failure.
+        paced_job.pacer.pace(job_id, 60_000, 120_000, "test: a long cadence")
+        before = flink.checkpoints(job_id).latest.restored
+        kill.inject()
+        wait_until(lambda: flink.checkpoints(job_id).latest.restored != before, 120, what="a second restore")
+        restored = flink.checkpoints(job_id).latest.restored
+        assert restored is not None
+
+        def first_commit_after_restore() -> int | None:
+            done = flink.checkpoints(job_id).latest.completed
+            return done.trigger_timestamp if done and done.trigger_timestamp >= restored.restore_timestamp else None
+
+        wait_until(lambda: first_commit_after_restore() is not None, 60, what="a checkpoint after the restore")
+        all_running_ms = max(t.timestamps["RUNNING"] for v in flink.job(job_id).vertices
+                             for t in flink.subtask_times(job_id, v.id))
+        triggered_after_s = ((first_commit_after_restore() or 0) - all_running_ms) / 1000
+        assert triggered_after_s < 5, f"first checkpoint triggered {triggered_after_s:.1f} s after every task ran"
     finally:
         counted.close()
         kill.rollback()

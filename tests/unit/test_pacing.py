@@ -6,13 +6,13 @@ journaled cadence over), on a fake of our own CheckpointTrigger wrapper: a job w
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from chronos.errors import FlinkRequestFailed, FlinkUnreachable
 from chronos.tune.journal import Cadence
 from chronos.tune.memory_journal import MemoryJournal
 from chronos.tune.pacer import Pacer, TriggerOutcome
-from chronos.tune.pacing import PacingState, PacingView, next_move
+from chronos.tune.pacing import CATCH_UP_WINDOW_MS, PacingState, PacingView, next_move
 
 
 def view(at: int, *, running: bool = True, in_progress: int = 0, last: int | None = 1000) -> PacingView:
@@ -48,6 +48,33 @@ def test_a_job_with_no_checkpoint_yet_is_due_a_cadence_after_pacing_began() -> N
     state = PacingState(5000, following_since_ms=3000)
     assert next_move(view(7000, last=None), state).move == "wait"
     assert next_move(view(8000, last=None), state).move == "trigger"
+
+
+def restored(at: int, restored_ms: int, *, last: int | None = 1000, running: bool = True) -> PacingView:
+    return PacingView(at, running, 0, None if last is None else 1, last, restored_ms)
+
+
+def test_after_a_restore_the_replayed_output_is_committed_as_soon_as_every_task_runs() -> None:
+    """The exactly-once sink shows the replay only at a commit: a checkpoint is due at the restore, not a
+    cadence after the last one before the failure."""
+    state = PacingState(30_000, following_since_ms=0)
+    assert next_move(restored(21_000, 20_000), state).move == "trigger"
+    assert next_move(restored(20_500, 20_000, running=False), state).move == "skip-not-running"
+
+
+def test_while_a_restored_job_catches_up_the_cadence_is_at_most_a_second_then_back_to_its_own() -> None:
+    state = PacingState(30_000, following_since_ms=0, last_attempt_ms=21_000)
+    after_first = restored(21_500, 20_000, last=21_000)
+    assert next_move(after_first, state).move == "wait" and next_move(after_first, state).due_ms == 22_000
+    assert next_move(restored(22_100, 20_000, last=21_000), state).move == "trigger"
+    late = restored(20_000 + CATCH_UP_WINDOW_MS + 100, 20_000, last=29_000)
+    assert next_move(late, replace(state, last_attempt_ms=29_000)).due_ms == 59_000, "the window is over"
+
+
+def test_a_cadence_flinks_timer_holds_still_gets_the_commit_after_a_restore() -> None:
+    state = PacingState(10_000, following_since_ms=0, fallback_ms=10_000)
+    assert next_move(restored(21_000, 20_000), state).move == "trigger"
+    assert next_move(restored(60_000, 20_000, last=55_000), state).move == "wait", "outside the window: Flink's own"
 
 
 @dataclass
