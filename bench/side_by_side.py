@@ -37,7 +37,16 @@ from rich.console import Console
 sys.path.insert(0, str(Path(__file__).parent))
 from tune_controller import sweep_rows, write_sweep_profile
 
-from chronos.benchmarks.side_by_side import ArmFigures, ArmRecord, Scenario, scenario, summarise, table, verdict
+from chronos.benchmarks.side_by_side import (
+    ArmFigures,
+    ArmRecord,
+    Scenario,
+    busy_scenario,
+    scenario,
+    summarise,
+    table,
+    verdict,
+)
 from chronos.flink.rest import FlinkRestClient
 from chronos.jobs.bounded_input import ExperimentInput
 from chronos.optimizer.models import Observation, fit_best
@@ -46,6 +55,7 @@ from chronos.profiler.store import ProfileStore
 from chronos.stack.faults import KillTaskManager
 from chronos.stack.local_stack import StackOptions, down, up
 from chronos.stack.locations import default_cache_dir
+from chronos.stack.state import load_state
 
 CACHE = default_cache_dir()  # as root /var/cache/chronos, readable by the service user
 RESULTS = Path(__file__).parent / "results"
@@ -71,6 +81,13 @@ ARMS: dict[str, dict[str, Any]] = {
               "policy": {"safety_margin": 0.0, "conservative": False, "calibrate_latency": True,
                          "min_change_rel": 0.0, "min_change_abs_s": 5.0}},
     "chronos": {"start_s": DOCS_TYPICAL_S, "args": ["--strategy", "chronos"]},
+    "chronos-restart": {"start_s": DOCS_TYPICAL_S, "args": ["--strategy", "chronos", "--realize", "restart"]},
+    # chronos paced, with the recovery settings it proposes in force first (`chronos recommend --apply`: heartbeats
+    # from the measured pauses, restart delay, a spare TaskManager), and the same settings under a static interval,
+    # so that the report separates what the settings give from what the tuning gives.
+    "chronos-settings": {"start_s": DOCS_TYPICAL_S, "args": ["--strategy", "chronos"], "recovery_settings": True},
+    "static-10-settings": {"start_s": 10, "args": ["--strategy", "static", "--static-interval", "10s"],
+                           "recovery_settings": True},
     # The fallback rule before issue 30: the job's own interval follows the forecast peak (a restart per rise).
     "chronos-follow": {"start_s": DOCS_TYPICAL_S, "args": ["--strategy", "chronos"],
                        "policy": {"fallback_rule": "follow"}},
@@ -166,6 +183,13 @@ def run_arm(name: str, spec: dict[str, Any], sc: Scenario, base: Path) -> tuple[
     console.print(f"[bold]{name}[/]: fresh stack")
     state, _ = up(StackOptions(sd, CACHE))
     sdo = ["--stack-dir", str(sd)]
+    if spec.get("recovery_settings"):
+        applied = chronos("recommend", "--watch", "20s", "--apply", "--json", *sdo, timeout=600)
+        if applied.returncode:
+            down(sd, purge=True)
+            raise RuntimeError(f"chronos recommend --apply: {applied.stderr.strip()[-300:]}")
+        state = load_state(sd) or state
+        watch.lap("recovery settings applied")
     client = FlinkRestClient(state.rest_url)
     counted: ExperimentInput | None = None
     tuner: subprocess.Popen[str] | None = None
@@ -304,7 +328,7 @@ def write_outputs(out: Path, records: list[ArmRecord], sc: Scenario, quick: bool
     header = "| " + " | ".join(rows[0]) + " |\n|" + "---|" * len(rows[0]) + "\n"
     body = "".join("| " + " | ".join(str(v) for v in row.values()) + " |\n" for row in rows)
     (out / "results.md").write_text(
-        f"# Side by side ({'quick' if quick else 'full'}, {time.strftime('%Y-%m-%d %H:%M')})\n\n"
+        f"# Side by side: {sc.name} ({'quick' if quick else 'full'}, {time.strftime('%Y-%m-%d %H:%M')})\n\n"
         f"Scenario: {json.dumps(asdict(sc))}\n\n{header}{body}\n"
         + "".join(f"- {line}\n" for line in lines)
         + f"\nRecovery models (fitted on the profile only) on this run's recoveries: {json.dumps(errors)}\n")
@@ -369,6 +393,11 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=RESULTS / "side_by_side")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--from-json", type=Path, help="redo the table and plots from a saved arms.json; run nothing")
+    parser.add_argument("--scenario", choices=("idle", "busy"), default="idle",
+                        help="idle: the first round's (the demo job at a few %% of its capacity); busy: 40-85 %% of it")
+    parser.add_argument("--capacity", type=float, help="busy: the job's capacity (ev/s) as bench/capacity.py measured it")
+    parser.add_argument("--latency-target", type=float, help="busy: p99 target (s), chosen from the bench's profile")
+    parser.add_argument("--recovery-target", type=float, help="busy: recovery target (s), chosen from the profile")
     args = parser.parse_args()
     if args.from_json:
         try:
@@ -385,7 +414,12 @@ def main() -> int:
     unknown = [a for a in arms if a not in ARMS]
     if unknown:
         parser.error(f"unknown arms {unknown}")
-    sc = scenario(args.quick, args.seed)
+    if args.scenario == "busy":
+        if not (args.capacity and args.latency_target and args.recovery_target):
+            parser.error("--scenario busy needs --capacity (bench/capacity.py), --latency-target and --recovery-target")
+        sc = busy_scenario(args.capacity, args.seed, args.quick, args.latency_target, args.recovery_target)
+    else:
+        sc = scenario(args.quick, args.seed)
     console.print(f"scenario: {sc}")
     base = Path("/tmp") / f"chronos-side-by-side-{uuid.uuid4().hex[:6]}"
     records: list[ArmRecord] = []

@@ -5,7 +5,16 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from chronos.benchmarks.side_by_side import ArmFigures, ArmRecord, Scenario, scenario, summarise, table, verdict
+from chronos.benchmarks.side_by_side import (
+    ArmFigures,
+    ArmRecord,
+    Scenario,
+    busy_scenario,
+    scenario,
+    summarise,
+    table,
+    verdict,
+)
 
 SC = Scenario(600, 1500, 90, 4000, 2000, 300, (200.0,), 25, 45, 20, 120, 120, 45)
 START = 1_000_000
@@ -84,3 +93,16 @@ def test_every_arm_sees_the_same_seeded_failures_inside_the_arm() -> None:
         sc = scenario(quick, 7)
         assert all(sc.step_at_s < at < sc.arm_s - sc.recovery_target_s - 15 for at in sc.failures_s)
         assert sc.rate(0) == sc.base_rate and sc.rate(sc.step_at_s) == sc.step_to
+
+
+def test_the_busy_scenario_swings_between_40_and_85_percent_of_the_capacity_with_seeded_kills() -> None:
+    for quick, kills in ((True, 1), (False, 4)):
+        sc = busy_scenario(20_000, 7, quick, latency_target_s=20, recovery_target_s=30)
+        rates = [sc.rate(t) for t in range(0, int(sc.arm_s))]
+        assert sc.name == "busy" and len(sc.failures_s) == kills
+        assert min(rates) >= 0.4 * 20_000 - 1 and max(rates) <= 0.85 * 20_000 + 1
+        assert max(rates) > 0.84 * 20_000 and min(rates) < 0.41 * 20_000, "one whole compressed day per arm"
+        assert all(sc.grace_s <= at <= sc.arm_s - sc.recovery_target_s - 15 for at in sc.failures_s)
+        assert list(sc.failures_s) == sorted(sc.failures_s)
+    assert busy_scenario(20_000, 7, False, 20, 30) == busy_scenario(20_000, 7, False, 20, 30)
+    assert busy_scenario(20_000, 7, False, 20, 30).failures_s != busy_scenario(20_000, 8, False, 20, 30).failures_s
