@@ -23,13 +23,13 @@ beyond it, with chronos dead before its next decision, is met by an interval cho
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from chronos.optimizer.baselines import daly_interval_s, young_interval_s
 from chronos.optimizer.cold_start import ColdStartInputs, cold_start
-from chronos.optimizer.evaluate import Assessment, Evaluation
+from chronos.optimizer.evaluate import Assessment, Evaluation, near_least_recovery
 from chronos.optimizer.policy import TunePolicy
 
 Binding = Literal["recovery", "latency", "both", "none", "unknown"]
@@ -115,14 +115,12 @@ def _choose(evaluation: Evaluation, policy: TunePolicy) -> tuple[Assessment | No
         return _khaos(candidates)
     feasible = [c for c in candidates if c.ok]
     if feasible:
-        # Least overhead; without any cost figure (or on a tie) the longest interval, which is the same
-        # thing whenever a checkpoint's cost does not grow faster than its interval.
-        chosen = min(feasible, key=lambda c: (c.overhead if c.overhead is not None else 0.0, -c.interval_s))
+        chosen = _cheapest(feasible)
         binding = _binding(chosen, candidates)
         return chosen, chosen.interval_s, True, binding, "least checkpoint overhead meeting both targets"
     best = min(c.worst_ratio for c in candidates)
     near = [c for c in candidates if c.worst_ratio <= best + policy.compromise_tolerance]
-    chosen = min(near, key=lambda c: (c.overhead if c.overhead is not None else 0.0, -c.interval_s))
+    chosen = _cheapest(near)
     rec, lat = chosen.recovery_ratio or 0.0, chosen.latency_ratio or 0.0
     binding = "recovery" if rec > lat else "latency"
     return chosen, chosen.interval_s, False, binding, "best compromise: no interval meets both targets"
@@ -131,16 +129,20 @@ def _choose(evaluation: Evaluation, policy: TunePolicy) -> tuple[Assessment | No
 def _recovery_alone(candidates: tuple[Assessment, ...],
                     policy: TunePolicy) -> tuple[Assessment | None, float | None, bool, Binding, str]:
     """The choice with the latency model set aside: the cheapest interval meeting the recovery target, else the
-    cheapest within the tolerance of the least recovery ratio."""
+    cheapest of those near the least predicted recovery (the rule the fallback follows too)."""
     why = "no p99 seen yet to scale the latency model: paced for the recovery target alone"
     ok = [c for c in candidates if c.recovery_ok]
     if ok:
-        chosen = min(ok, key=lambda c: (c.overhead if c.overhead is not None else 0.0, -c.interval_s))
+        chosen = _cheapest(ok)
         return chosen, chosen.interval_s, True, "recovery", why
-    best = min(c.recovery_ratio or 0.0 for c in candidates)
-    near = [c for c in candidates if (c.recovery_ratio or 0.0) <= best + policy.compromise_tolerance]
-    chosen = min(near, key=lambda c: (c.overhead if c.overhead is not None else 0.0, -c.interval_s))
+    chosen = _cheapest(near_least_recovery(candidates, policy.compromise_tolerance))
     return chosen, chosen.interval_s, False, "recovery", f"{why} (none meets it: the best compromise)"
+
+
+def _cheapest(candidates: Sequence[Assessment]) -> Assessment:
+    """Least checkpoint overhead; without any cost figure (or on a tie) the longest interval, which is the same
+    thing whenever a checkpoint's cost does not grow faster than its interval."""
+    return min(candidates, key=lambda c: (c.overhead if c.overhead is not None else 0.0, -c.interval_s))
 
 
 def _cold_inputs(evaluation: Evaluation, policy: TunePolicy) -> ColdStartInputs:

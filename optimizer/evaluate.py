@@ -166,11 +166,11 @@ def evaluate(history: TuneHistory, models: JobModels, policy: TunePolicy) -> Eva
     configured_s = history.interval_s if history.configured_s is None else history.configured_s
     fallback_rate, choice_rate = _fallback_rates(rate, history.rate_ceiling, policy)
 
-    def fallback_at(at_rate: float, tolerance: float) -> float | None:
+    def fallback_at(at_rate: float) -> float | None:
         if at_rate == rate:
-            return _fallback_s(candidates, tolerance)
+            return _fallback_s(candidates, policy.compromise_tolerance)
         return _fallback_s(tuple(_assess(i, at_rate, models, policy, calibration, cost)
-                                 for i in candidate_intervals(policy, history.interval_s)), tolerance)
+                                 for i in candidate_intervals(policy, history.interval_s)), policy.compromise_tolerance)
     return Evaluation(
         current=current,
         candidates=candidates,
@@ -188,13 +188,21 @@ def evaluate(history: TuneHistory, models: JobModels, policy: TunePolicy) -> Eva
         latency_model_mape=models.latency.report.held_out_mape if models.latency else None,
         paced=history.paced,
         configured_s=configured_s,
-        fallback_s=fallback_at(fallback_rate, policy.compromise_tolerance),
-        fallback_choice_s=fallback_at(choice_rate, policy.compromise_tolerance),
+        fallback_s=fallback_at(fallback_rate),
+        fallback_choice_s=fallback_at(choice_rate),
         fallback_rate=fallback_rate,
         configured=_assess(configured_s, rate, models, policy, calibration, cost) if history.paced else None,
         wanted_recent=history.wanted_recent,
         recoveries_s=history.recoveries_s,
     )
+
+
+def near_least_recovery(candidates: tuple[Assessment, ...], tolerance: float) -> tuple[Assessment, ...]:
+    """When no interval meets the recovery target: those whose predicted recovery is within `tolerance` (a share) of
+    the least. A share, not the decision's absolute margin on ratios: out of reach, ratios run far above 1 and an
+    absolute 0.1 would leave only the shortest interval."""
+    best = min(c.recovery_ratio or 0.0 for c in candidates)
+    return tuple(c for c in candidates if (c.recovery_ratio or 0.0) <= best * (1 + tolerance))
 
 
 def _fallback_rates(rate: float, ceiling: float | None, policy: TunePolicy) -> tuple[float, float]:
@@ -210,16 +218,14 @@ def _fallback_rates(rate: float, ceiling: float | None, policy: TunePolicy) -> t
 def _fallback_s(candidates: tuple[Assessment, ...], tolerance: float) -> float | None:
     """What a paced job's own interval may be: the longest candidate still predicted to meet the recovery
     target (with the margin) at the candidates' rate, so that it stays within it when chronos is gone. None without
-    a recovery model (nothing to say it by). When none meets it: the longest whose predicted recovery is within
-    `tolerance` (a share) of the least, as the decision's compromise does, not the shortest: a target out of reach at any
-    interval is no reason to checkpoint at the shortest one whenever chronos is gone (a quick side by side had
-    Flink's timer at 2 s for a sliver of predicted recovery)."""
+    a recovery model (nothing to say it by). When none meets it: the longest of `near_least_recovery`, not the
+    shortest: a target out of reach at any interval is no reason to checkpoint at the shortest one whenever chronos
+    is gone (a quick side by side had Flink's timer at 2 s for a sliver of predicted recovery)."""
     judged = [c for c in candidates if c.recovery is not None]
     if not judged:
         return None
     if not any(c.recovery_ok for c in judged):
-        best = min(c.recovery_ratio or 0.0 for c in judged)
-        return max(c.interval_s for c in judged if (c.recovery_ratio or 0.0) <= best * (1 + tolerance))
+        return max(c.interval_s for c in near_least_recovery(tuple(judged), tolerance))
     longest = judged[0].interval_s
     for c in judged:  # shortest first: up to the first that misses it (a model need not be monotone)
         if not c.recovery_ok:

@@ -81,22 +81,31 @@ def cadence_now(view: PacingView, state: PacingState) -> int:
     return min(state.cadence_ms, CATCH_UP_CADENCE_MS) if catching_up(view) else state.cadence_ms
 
 
-def due_ms(view: PacingView, state: PacingState) -> int:
-    """A cadence after the latest of: the newest completed checkpoint's trigger, the pacer's own last attempt,
-    and (with neither since) the moment it began following the job; the moment of a restore when none of them
-    came after it (the replayed output waits for a commit)."""
+def _last_ms(view: PacingView, state: PacingState) -> int:
+    """The latest of: the newest completed checkpoint's trigger, the pacer's own last attempt, and (with neither)
+    the moment it began following the job."""
     known = [t for t in (view.last_completed_trigger_ms, state.last_attempt_ms) if t is not None]
-    since = max(known) if known else state.following_since_ms
-    if view.restored_ms is not None and since < view.restored_ms:
+    return max(known) if known else state.following_since_ms
+
+
+def restore_uncommitted(view: PacingView, state: PacingState) -> bool:
+    """The job was restored and nothing has been checkpointed (or attempted) since: its replayed output waits."""
+    return view.restored_ms is not None and _last_ms(view, state) < view.restored_ms
+
+
+def due_ms(view: PacingView, state: PacingState) -> int:
+    """A cadence after `_last_ms`; at the restore itself while the restore is uncommitted."""
+    last = _last_ms(view, state)
+    if view.restored_ms is not None and last < view.restored_ms:  # restore_uncommitted
         return view.restored_ms
-    return since + cadence_now(view, state)
+    return last + cadence_now(view, state)
 
 
 def next_move(view: PacingView, state: PacingState) -> PacingMove:
     due = due_ms(view, state)
     now = view.at_ms
     if state.fallback_ms is not None and cadence_now(view, state) >= state.fallback_ms \
-            and not (view.restored_ms is not None and due == view.restored_ms):
+            and not restore_uncommitted(view, state):
         return PacingMove("wait", due, now + IDLE_LOOK_MS)  # triggers would only crowd Flink's own timer
     if now < due:
         return PacingMove("wait", due, min(due, now + IDLE_LOOK_MS))
