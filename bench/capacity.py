@@ -45,12 +45,13 @@ RESULTS = Path(__file__).parent / "results"
 console = Console(stderr=True)
 
 
-def produce(stack_dir: str, topic: str, count: int, rate: float) -> float:
+def produce(stack_dir: str, topic: str, count: int, rate: float, vehicles: int) -> float:
     """`count` records into `topic` at up to `rate`; the rate reached."""
     started = time.monotonic()
     done = subprocess.run([sys.executable, "-m", "chronos.cli.main", "load", "run", "--rate", str(rate), "--count",
-                           str(count), "--workers", "2", "--topic", topic, "--no-close-windows", "--stack-dir",
-                           stack_dir], capture_output=True, text=True, timeout=1800, stdin=subprocess.DEVNULL)
+                           str(count), "--workers", "2", "--vehicles", str(vehicles), "--topic", topic,
+                           "--no-close-windows", "--stack-dir", stack_dir],
+                          capture_output=True, text=True, timeout=1800, stdin=subprocess.DEVNULL)
     if done.returncode != 0:
         raise RuntimeError(f"load run: {done.stderr.strip()[-300:]}")
     return count / (time.monotonic() - started)
@@ -78,15 +79,16 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
                                     group_id=f"g-{suffix}", name=f"capacity-{suffix}", parallelism=args.parallelism,
                                     python_udf=args.python_udf)
             ensure_topics(state.bootstrap, [settings.input_topic, settings.output_topic], partitions=2)
-            produced_rate = produce(state.stack_dir, settings.input_topic, args.backlog, args.rate)
+            produced_rate = produce(state.stack_dir, settings.input_topic, args.backlog, args.rate, args.vehicles)
             console.print(f"backlog of {args.backlog:,} records produced at {produced_rate:,.0f} ev/s")
             if args.beside:  # the generator keeps running beside the drain, as it does under a live load
                 start_helper(state.stack_dir_path, "capacity-load", [
-                    "load", "run", "--rate", str(args.beside), "--workers", "2", "--topic", settings.input_topic,
+                    "load", "run", "--rate", str(args.beside), "--workers", "2", "--vehicles", str(args.vehicles),
+                    "--topic", settings.input_topic,
                     "--duration", str(args.timeout), "--stack-dir", state.stack_dir])
             with FlinkRestClient(state.rest_url) as client:
                 job = RestSubmitter(client, find_distribution().python_jar).submit(
-                    demo_spec(settings), CheckpointSettings(int(args.interval * 1000), args.state_backend))
+                    demo_spec(settings), CheckpointSettings(int(args.interval * 1000), args.state_backend, args.incremental))
                 signals = LiveSignals(client, job, settings.name, state.bootstrap, settings.input_topic,
                                       settings.output_topic, state.prometheus_urls)
                 try:
@@ -100,12 +102,15 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     emptied = next((s.at_ms for s in samples if running and s.at_ms > running and s.lag is not None
                     and s.lag < 0.01 * args.backlog), None)
     catch_up = explain_catch_up(samples, running, emptied)
-    mean = args.backlog / ((emptied - running) / 1000) if running and emptied and emptied > running else None
+    # What was drained: the lag when the job started reading (the backlog plus what arrived beside it meanwhile).
+    peak = max((s.lag for s in samples if s.lag is not None and running and s.at_ms >= running), default=None)
+    mean = peak / ((emptied - running) / 1000) if peak and running and emptied and emptied > running else None
     rates = [s.throughput for s in samples if s.throughput]
     return {"date": time.strftime("%Y-%m-%d %H:%M"), "machine": "2 cores, 24 GiB",
             "job": "demo" + (" --python-udf" if args.python_udf else ""), "parallelism": args.parallelism,
-            "state_backend": args.state_backend, "input_beside_ev_s": args.beside,
-            "interval_s": args.interval, "backlog": args.backlog, "produced_ev_s": round(produced_rate),
+            "state_backend": args.state_backend + (" incremental" if args.incremental else ""),
+            "vehicles": args.vehicles, "input_beside_ev_s": args.beside,
+            "interval_s": args.interval, "backlog": args.backlog, "drained_records": peak, "produced_ev_s": round(produced_rate),
             "capacity_ev_s": None if catch_up.capacity is None else round(catch_up.capacity),
             "mean_drain_ev_s": None if mean is None else round(mean),
             "mean_processed_ev_s": None if mean is None else round(mean + args.beside),
@@ -119,6 +124,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--python-udf", action="store_true", help="the demo job averages speeds in a Python UDF")
     parser.add_argument("--parallelism", type=int, default=1)
     parser.add_argument("--state-backend", choices=("hashmap", "rocksdb"), default="hashmap")
+    parser.add_argument("--incremental", action="store_true", help="incremental checkpoints (rocksdb)")
+    parser.add_argument("--vehicles", type=int, default=1000, help="the fleet (keys); more keys, more state and output")
     parser.add_argument("--interval", type=float, default=10.0, help="checkpoint interval while draining (s)")
     parser.add_argument("--backlog", type=int, default=200_000)
     parser.add_argument("--rate", type=float, default=20_000, help="the load generator's rate for the backlog")
@@ -131,7 +138,7 @@ def main(argv: list[str]) -> int:
     RESULTS.mkdir(exist_ok=True)
     path = RESULTS / "capacity.json"
     stored = json.loads(path.read_text()) if path.exists() else []
-    variant = ("job", "parallelism", "state_backend", "input_beside_ev_s")
+    variant = ("job", "parallelism", "state_backend", "vehicles", "input_beside_ev_s")
     stored = [e for e in stored if tuple(e.get(k) for k in variant) != tuple(entry[k] for k in variant)] + [entry]
     path.write_text(json.dumps(stored, indent=1) + "\n")
     console.print({k: v for k, v in entry.items() if k != "samples"})

@@ -40,7 +40,16 @@ class TopicEndOffsets:
             self._partitions += [TopicPartition(name, p) for p in sorted(partitions)]
 
     def total_end_offset(self) -> int:
-        return int(sum(self._consumer.end_offsets(self._partitions, timeout_ms=END_OFFSETS_TIMEOUT_MS).values()))
+        """Raises KafkaUnavailable when the broker does not answer in time: a broker starved of CPU (two profiling
+        copies beside a busy live job on two cores) timed out here and answered a metadata request with no
+        brokers, both retriable; a missing reading, never a reason to end a run."""
+        from kafka.errors import KafkaError
+
+        try:
+            ends = self._consumer.end_offsets(self._partitions, timeout_ms=END_OFFSETS_TIMEOUT_MS)
+        except KafkaError as exc:
+            raise KafkaUnavailable(f"no end offsets from Kafka ({type(exc).__name__}: {exc})"[:300]) from exc
+        return int(sum(ends.values()))
 
     def close(self) -> None:
         self._consumer.close()

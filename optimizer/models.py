@@ -50,9 +50,12 @@ def _phase_law(x: NDArray[np.float64], capacity: float) -> NDArray[np.float64]:
 def _families(seed: int, capacity: float | None = None) -> dict[str, Callable[[], RegressorMixin | Pipeline]]:
     log = FunctionTransformer(_log_interval)
     phases: dict[str, Callable[[], RegressorMixin | Pipeline]] = {} if capacity is None else {
-        # chronos.optimizer.phase_model's law, given the job's capacity (records/s) its catch-ups measured.
+        # chronos.optimizer.phase_model's law, given the job's capacity (records/s) its catch-ups measured. Its
+        # terms only ever add time (a longer interval, a larger backlog never shorten a recovery): non-negative
+        # coefficients. Unconstrained, four recoveries of a busy profile fitted exactly with -4.3 s per second of
+        # interval and predicted -57 s at 60 s (held-out error 5 %: each fold's three points fitted exactly too).
         "phases": lambda: make_pipeline(FunctionTransformer(_phase_law, kw_args={"capacity": capacity}),
-                                        LinearRegression())}
+                                        LinearRegression(positive=True))}
     return {**phases,
         # Khaos's own model: ordinary least squares on interval and rate. Few parameters win on noisy data.
         "linear": lambda: LinearRegression(),

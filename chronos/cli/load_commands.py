@@ -120,6 +120,9 @@ def load_shop(
     seed: Annotated[int, typer.Option(min=0, max=2**32 - 1, help="Seed of the orders and payments.")] = 0,
     orders_topic: Annotated[str, typer.Option(help="Orders topic.")] = "shop-orders",
     payments_topic: Annotated[str, typer.Option(help="Payments topic.")] = "shop-payments",
+    trace: Annotated[Path | None, typer.Option(help="A file of seconds,events_per_second rows: the rate over time "
+                                                    "instead of --rate (a shop's day).")] = None,
+    background: Annotated[bool, typer.Option(help="Run as a stack-managed background process.")] = False,
     stack_dir: StackDir = None,
     bootstrap: Bootstrap = None,
 ) -> None:
@@ -127,19 +130,32 @@ def load_shop(
     from chronos.cli import wiring
     from chronos.jobs.loadgen import LoadProgress
     from chronos.jobs.shop import ShopTopics, run_shop
-    from chronos.rates import ConstantRate
+    from chronos.stack.helpers import start_helper
 
     if rate <= 0:
         raise InvalidInput(f"invalid rate {rate}: it must be positive")
     if customers < 1:
         raise InvalidInput("--customers must be at least 1")
-    servers = wiring.bootstrap(_stack_dir(stack_dir), bootstrap)
+    shape = _profile("csv" if trace is not None else "constant", rate, None, 0.0, 0.0, 1.0, trace)
+    sd = _stack_dir(stack_dir)
+    servers = wiring.bootstrap(sd, bootstrap)
+    if background:
+        wiring.require_stack(sd)
+        args = ["load", "shop", "--rate", str(rate), "--customers", str(customers), "--seed", str(seed),
+                "--orders-topic", orders_topic, "--payments-topic", payments_topic, "--bootstrap", servers,
+                "--stack-dir", str(sd)]
+        for flag, value in (("--trace", trace), ("--duration", duration), ("--count", count)):
+            if value is not None:
+                args += [flag, str(value)]
+        pid = start_helper(sd, "load", args)
+        out.print(f"shop load running in the background (pid {pid}); stop it with `chronos load stop`")
+        return
 
     def progress(p: LoadProgress) -> None:
         err.print(f"{p.elapsed_s:7.1f} s  sent {p.sent:>10,}  target {p.target_rate:8.0f}/s  achieved {p.achieved_rate:8.0f}/s")
 
     with graceful_stop(second_aborts=False, abort_after_s=FLUSH_WITHIN_S) as stop:
-        report = run_shop(servers, ConstantRate(rate), customers=customers, seed=seed,
+        report = run_shop(servers, shape, customers=customers, seed=seed,
                           topics=ShopTopics(orders_topic, payments_topic),
                           duration_s=duration if duration is not None else (None if count is not None else float("inf")),
                           max_events=count, should_stop=stop.is_set, on_progress=progress)

@@ -186,7 +186,13 @@ class LiveSignals:
         except ChronosError:
             running = False
         samples = self.reporter()
-        throughput, lag = self.derive(samples, self.end_offset() if source_offsets(samples, self._job_name) else None)
+        end_offset = None
+        if source_offsets(samples, self._job_name):
+            try:
+                end_offset = self.end_offset()
+            except ChronosError:  # Kafka did not answer in time: the lag is not known this once
+                end_offset = None
+        throughput, lag = self.derive(samples, end_offset)
         return SignalSample(at, running, throughput, lag, self.worst_recent_latency())
 
     def staleness_ms(self, now_ms: int) -> float:

@@ -56,6 +56,8 @@ def test_kafka_unavailable() -> None:
 def test_bad_rate_trace(tmp_path: Path) -> None:
     done = chronos("load", "run", "--profile", "csv", "--trace", str(tmp_path / "none.csv"), "--bootstrap", "x:1")
     assert_one_line_error(done, "does not exist")
+    done = chronos("load", "shop", "--trace", str(tmp_path / "none.csv"), "--bootstrap", "x:1")
+    assert_one_line_error(done, "does not exist")
 
 
 def test_unknown_job_id_on_a_live_cluster(stack: StackState) -> None:

@@ -11,7 +11,6 @@ import threading
 import uuid
 from collections import Counter
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
@@ -22,6 +21,7 @@ from chronos.flink.submit import RestSubmitter
 from chronos.jobs import job_file
 from chronos.jobs.job_file import load_job_file
 from chronos.jobs.shop import ShopTopics, run_shop
+from chronos.jobs.shop_delivery import expected_paid, read_committed
 from chronos.jobs.topics import ensure_topics
 from chronos.model import CheckpointSettings
 from chronos.profiler.store import ProfileStore
@@ -56,39 +56,6 @@ def shop_file(tmp_path: Path, tag: str, *, copy: bool = True, event_times: tuple
     path = tmp_path / f"shop-{uuid.uuid4().hex[:4]}.yaml"
     path.write_text(yaml.safe_dump(data))
     return path
-
-
-def read_all(bootstrap: str, topic: str) -> list[Any]:
-    from kafka import KafkaConsumer, TopicPartition
-
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False,
-                             isolation_level="read_committed")
-    try:
-        parts = [TopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic) or ())]
-        consumer.assign(parts)
-        consumer.seek_to_beginning(*parts)
-        ends = consumer.end_offsets(parts)
-        out: list[Any] = []
-        while any(consumer.position(p) < ends[p] for p in parts):
-            for messages in consumer.poll(timeout_ms=1000).values():
-                out += [json.loads(m.value) for m in messages]
-        return out
-    finally:
-        consumer.close()
-
-
-def expected_paid(bootstrap: str, topics: ShopTopics) -> tuple[Counter[str], int]:
-    """Per customer, the orders paid within the join's 10 s: counted from the input topics themselves."""
-    from datetime import datetime
-
-    placed = {o["order_id"]: (o["customer_id"], datetime.fromisoformat(o["placed_at"]).timestamp() * 1000)
-              for o in read_all(bootstrap, topics.orders)}
-    paid: Counter[str] = Counter()
-    for p in read_all(bootstrap, topics.payments):
-        order = placed.get(p["payment"]["order_id"])
-        if order is not None and order[1] <= p["payment"]["at_ms"] <= order[1] + 10_000:
-            paid[order[0]] += 1
-    return paid, len(placed)
 
 
 def group_offsets(bootstrap: str) -> dict[str, dict[tuple[str, int], int]]:
@@ -185,7 +152,7 @@ def test_a_users_two_topic_job_is_adopted_tuned_cold_profiled_on_its_own_input_a
         assert orders > 20_000 and sum(expected.values()) > 0.8 * orders
 
         def settled() -> bool:
-            out = read_all(stack.bootstrap, io.output_topic)
+            out = read_committed(stack.bootstrap, io.output_topic)
             settled.out = out  # type: ignore[attr-defined]
             return len(out) >= sum(expected.values())
 

@@ -50,3 +50,20 @@ def test_cli_load_in_the_foreground_follows_sine_and_trace_profiles(stack: Stack
                      "--topic", topic, "--bootstrap", stack.bootstrap)
     assert replay.returncode == 0, replay.stderr
     assert _events_in(stack.bootstrap, topic) == sent_sine + 1500
+
+
+def test_cli_shop_load_follows_a_trace_onto_both_of_its_topics(stack: StackState, tmp_path: Path) -> None:
+    """The shop's generator under a trace (the side by side's own-job scenario swings its input like the demo's)."""
+    from tests.cli.test_bad_input import chronos
+
+    tag = uuid.uuid4().hex[:8]
+    orders, payments = f"orders-{tag}", f"payments-{tag}"
+    ensure_topics(stack.bootstrap, [orders, payments], partitions=2)
+    trace = tmp_path / "shop.csv"
+    trace.write_text("seconds,events_per_second\n0,200\n2,800\n")
+    done = chronos("load", "shop", "--trace", str(trace), "--count", "1200", "--orders-topic", orders,
+                   "--payments-topic", payments, "--bootstrap", stack.bootstrap)
+    assert done.returncode == 0, done.stderr
+    assert "records/s achieved" in done.stdout
+    assert _events_in(stack.bootstrap, orders) + _events_in(stack.bootstrap, payments) == 1200
+    assert _events_in(stack.bootstrap, payments) > 0

@@ -5,6 +5,7 @@ was never shown."""
 
 from __future__ import annotations
 
+import itertools
 import random
 
 import pytest
@@ -41,3 +42,17 @@ def test_without_a_capacity_there_is_no_phase_law() -> None:
     assert "phases" not in dict(fitted.report.mape_by_family)
     with pytest.raises(ValueError, match="unknown model families"):
         fit_best(profile(random.Random(3), (2, 5, 10, 30)), seed=0, families=("phases",))
+
+
+def test_a_longer_interval_or_more_load_never_shortens_a_recovery_even_from_four_points() -> None:
+    """A busy profile's four recoveries (bench/results/side_by_side_2/busy, 2026-12-05): fitted unconstrained, the
+    law's interval term came out negative and the model predicted -57 s at 60 s."""
+    busy = [Observation(4.0, 18701, 62.8), Observation(56.0, 13751, 66.7), Observation(2.0, 18701, 56.4),
+            Observation(3.0, 8801, 41.7)]
+    fitted = fit_best(busy, seed=0, capacity=43984, families=("phases",))
+    for rate in (8800, 13750, 18700):
+        curve = [fitted.predict(i, rate).median for i in (2, 5, 10, 30, 60)]
+        assert all(b >= a for a, b in itertools.pairwise(curve)), curve
+        assert curve[0] > 0
+    for interval in (2, 10, 60):
+        assert fitted.predict(interval, 18700).median >= fitted.predict(interval, 8800).median

@@ -71,15 +71,32 @@ def qos(name: str, seconds: float, share: float = 0.01, lost: int = 0) -> ArmFig
     return replace(base, latency_violation_s=seconds, checkpoint_share=share)
 
 
-def test_the_verdict_wants_half_the_violations_of_the_best_static_and_young_daly_at_no_more_overhead() -> None:
-    arms = [qos("static-10", 100, 0.03), qos("static-60", 300, 0.005), qos("young-daly", 90, 0.02),
-            qos("khaos", 80, 0.01), qos("chronos", 40, 0.02)]
-    lines = verdict(arms)
-    assert lines[0].startswith("MET") and "static-10" in lines[0], lines[0]
+def test_busy_wants_half_the_violations_of_the_best_static_that_checkpoints_no_more_and_of_young_daly() -> None:
+    arms = [qos("static-10", 100, 0.03), qos("static-20", 70, 0.02), qos("static-60", 300, 0.005),
+            qos("young-daly", 90, 0.02), qos("khaos", 80, 0.01), qos("chronos", 30, 0.02)]
+    lines = verdict(arms, "busy")
+    assert lines[0].startswith("MET") and "static-20" in lines[0], "static-10 checkpoints more: not on the frontier"
     assert lines[1].startswith("MET") and "Young/Daly" in lines[1]
     assert lines[2].startswith("MET") and lines[3].startswith("NOTE") and lines[4].startswith("MET")
-    costly = verdict([*arms[:4], qos("chronos", 40, 0.05)])
-    assert costly[0].startswith("NOT MET") and costly[1].startswith("NOT MET"), "more checkpointing than the rival"
+    cheap = verdict([*arms[:5], qos("chronos", 200, 0.01)], "busy")
+    assert cheap[0].startswith("NOT MET") and "static-60" in cheap[0], "at 1 % only static-60 checkpoints as little"
+    thrifty = verdict([*arms[:5], qos("chronos", 10, 0.001)], "busy")
+    assert thrifty[0].startswith("NOT MET") and "frontier cannot be read" in thrifty[0], "said, not guessed"
+
+
+def test_the_best_chronos_arm_is_the_contender_and_the_settings_arm_answers_for_recovery() -> None:
+    settings = replace(qos("chronos-settings", 20, 0.02), recoveries=tuple(
+        replace(r, from_fault_s=s) for r, s in zip(qos("x", 0).recoveries * 4, (9.0, 11.0, 12.0, 14.0), strict=True)))
+    lines = verdict([qos("static-30", 100, 0.01), qos("chronos", 60, 0.02), settings], "busy")
+    assert "chronos-settings 20 s" in lines[0]
+    recovery = next(line for line in lines if "p90" in line)
+    assert recovery.startswith("MET") and "mean 11.5 s" in recovery, recovery
+
+
+def test_idle_asks_only_for_no_more_violations_than_the_best_static_interval() -> None:
+    lines = verdict([qos("static-10", 12, 0.03), qos("static-60", 30, 0.005), qos("chronos", 12, 0.01)])
+    assert lines[0].startswith("MET") and "static-10" in lines[0]
+    assert verdict([qos("static-10", 12), qos("chronos", 13)])[0].startswith("NOT MET")
 
 
 def test_a_lost_record_anywhere_fails_the_verdict() -> None:
