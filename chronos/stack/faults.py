@@ -21,12 +21,13 @@ from chronos.errors import StackError, is_job_id
 from chronos.flink.distribution import find_distribution
 from chronos.model import FaultRecord
 from chronos.stack import kafka_broker
-from chronos.stack.flink_cluster import start_taskmanager
-from chronos.stack.processes import ProcessRecord, check, descendants, identify, send, stop
+from chronos.stack.flink_cluster import PYTHON_WORKER_MAIN, python_workers_of, start_taskmanager
+from chronos.stack.processes import ProcessRecord, check, identify, send, stop
 from chronos.stack.service_account import account_of
 from chronos.stack.state import StackState, load_state, save_state
 
-PYTHON_WORKER_MAIN = "pyflink.fn_execution.beam.beam_boot"
+__all__ = ["PYTHON_WORKER_MAIN", "KillPythonWorker", "KillTaskManager", "PauseTaskManager", "RestartKafka",
+           "python_workers", "resume_taskmanagers"]
 
 
 def _now_ms() -> int:
@@ -144,9 +145,12 @@ class KillTaskManager:
     def inject(self) -> FaultRecord:
         state = _state(self._stack_dir)
         victim = _live_taskmanager(state, self._index, self._job_id)
+        workers = python_workers_of(victim)  # they go down with their machine, not linger on as orphans
         wall, mono = self._wall_ms(), time.monotonic()
         _signal(victim, signal.SIGKILL, "cannot kill the TaskManager")
-        detail = f"killed pid {victim.pid}"
+        for worker in workers:
+            send(worker, signal.SIGKILL)
+        detail = f"killed pid {victim.pid}" + (f" and its {len(workers)} Python worker(s)" if workers else "")
         survivors = tuple(record for record in state.taskmanagers if record.pid != victim.pid)
         if self._replace:
             new = start_taskmanager(find_distribution(), state.flink_home, account_of(Path(state.services_dir)))
@@ -196,8 +200,7 @@ class PauseTaskManager:
 
 def python_workers(state: StackState) -> list[ProcessRecord]:
     """The Python UDF workers the TaskManagers launched (pyflink's Beam worker processes)."""
-    return [worker for tm in state.taskmanagers
-            for worker in descendants(tm, PYTHON_WORKER_MAIN, "a Python UDF worker of this stack")]
+    return [worker for tm in state.taskmanagers for worker in python_workers_of(tm)]
 
 
 class KillPythonWorker:

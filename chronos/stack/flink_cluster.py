@@ -20,7 +20,7 @@ from chronos.errors import InvalidInput, StackError
 from chronos.flink.distribution import FlinkDistribution, script_env
 from chronos.flink.replies import ClusterOverview
 from chronos.input_files import read_bytes
-from chronos.stack.processes import EXEC_WAIT_S, PID_MAX, ProcessRecord, identify, running
+from chronos.stack.processes import EXEC_WAIT_S, PID_MAX, ProcessRecord, descendants, identify, running
 from chronos.stack.service_account import ServiceAccount
 from chronos.stack.state import JOBMANAGER_MAIN, TASKMANAGER_MAIN, flink_conf_mark
 
@@ -193,6 +193,17 @@ def _run_script(dist: FlinkDistribution, s: FlinkClusterSettings, script: str, *
     )
     if done.returncode != 0:
         raise StackError(f"{script} {' '.join(args)} failed: {(done.stderr or done.stdout).strip()[-300:]}")
+
+
+PYTHON_WORKER_MAIN = "pyflink.fn_execution.beam.beam_boot"
+
+
+def python_workers_of(taskmanager: ProcessRecord) -> list[ProcessRecord]:
+    """The Python UDF workers (pyflink's Beam worker processes) a TaskManager launched. They are its children
+    only while it lives: a TaskManager stopped or killed leaves them behind, reparented to init and idle, for as
+    long as the machine runs (found after a capacity bench and a profile of a Python-UDF job: ~175 MB each). Whoever
+    ends a TaskManager collects them first and ends them with it."""
+    return descendants(taskmanager, PYTHON_WORKER_MAIN, "a Python UDF worker of this stack")
 
 
 SCRIPT_TIMEOUT_S = 120.0  # jobmanager.sh / taskmanager.sh return after ~6 s; never wait forever on one

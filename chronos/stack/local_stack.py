@@ -235,6 +235,9 @@ def down(stack_dir: Path, report: Report = _quiet, purge: bool = False) -> DownR
         elif found.verdict == "stale":
             stale.append(found.stale_line())
             report(found.stale_line())
+    for name, record in list(flink.items()):
+        if record.role.endswith("TaskManager"):
+            flink.update({f"{name}'s Python worker (pid {w.pid})": w for w in flink_cluster.python_workers_of(record)})
     report("stopping Flink")
     stopped = _stop_named(flink, 20, report, stale)
     if state is not None and state.kafka is not None:

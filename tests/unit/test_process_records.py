@@ -3,6 +3,7 @@ kernel start time, same command line. Real processes the test starts itself (`sl
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -14,9 +15,10 @@ import psutil
 import pytest
 
 from chronos.errors import StackError
-from chronos.stack.faults import PYTHON_WORKER_MAIN, python_workers
-from chronos.stack.processes import adopt, check, cpu_seconds, identify, send, spawn, stop
-from chronos.stack.state import StackState
+from chronos.stack.faults import PYTHON_WORKER_MAIN, KillTaskManager, python_workers
+from chronos.stack.local_stack import down
+from chronos.stack.processes import ProcessRecord, adopt, check, cpu_seconds, identify, is_alive, send, spawn, stop
+from chronos.stack.state import StackState, save_state
 from tests.support.processes import bystanders, untouched
 
 
@@ -113,6 +115,45 @@ def test_python_workers_are_the_beam_workers_below_a_taskmanager_only(tmp_path: 
         stop([tm], grace_seconds=5)
         for child in children:
             child.kill()
+
+
+def _stand_in_stack(tmp_path: Path) -> tuple[ProcessRecord, int]:
+    """A stand-in TaskManager (a Python process) that has started a stand-in Beam worker; the state saved."""
+    script = ("import subprocess, sys, time; "
+              f"subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)', {PYTHON_WORKER_MAIN!r}]); "
+              "time.sleep(600)")
+    tm = spawn([sys.executable, "-c", script, "TaskManagerRunner"], tmp_path / "tm.log",
+               role="this stack's TaskManager", argv_marks=("TaskManagerRunner",))
+    state = StackState(stack_dir=str(tmp_path), started_at=0, kafka_port=1, kafka_controller_port=2, kafka=None,
+                       flink_rest_port=3, flink_rpc_port=4, prometheus_port_base=5, jobmanager=tm,
+                       taskmanagers=(tm,), slots=1, kafka_lib="", connector_jar="",
+                       services_dir=str(tmp_path), service_user=None)
+    save_state(state)
+    deadline = time.monotonic() + 10
+    while not (workers := python_workers(state)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(workers) == 1
+    return tm, workers[0].pid
+
+
+@pytest.mark.parametrize("end", ["stack down", "kill-taskmanager"])
+def test_a_taskmanager_s_python_workers_end_with_it_instead_of_living_on_as_orphans(tmp_path: Path, end: str) -> None:
+    """Left to themselves they outlive it, reparented to init (two found after a capacity bench and a profile)."""
+    tm, worker = _stand_in_stack(tmp_path)
+    try:
+        if end == "stack down":
+            down(tmp_path)
+        else:
+            record = KillTaskManager(tmp_path, replace=False).inject()
+            assert "and its 1 Python worker(s)" in record.detail
+        deadline = time.monotonic() + 10
+        while is_alive(worker) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not is_alive(worker) and not is_alive(tm.pid)
+    finally:
+        for pid in (worker, tm.pid):
+            with contextlib.suppress(psutil.NoSuchProcess):
+                psutil.Process(pid).kill()
 
 
 def test_a_start_script_s_pid_is_recorded_once_the_forked_shell_has_become_the_program() -> None:
