@@ -56,3 +56,11 @@ def test_a_missing_model_is_not_known_rather_than_a_miss() -> None:
     points = grid(lambda i, r: None, busy_p99, INTERVALS, RATES)
     assert all(p.meets(100, 100) is None for p in points)
     assert suggest_targets(points) is None
+
+
+def test_when_no_interval_meets_both_the_best_static_is_the_one_that_meets_most_of_them_not_the_longest() -> None:
+    """An idle profile's flat p99 model (26 s everywhere, target 25 s): recovery decides."""
+    points = grid(busy_recovery, lambda i, r: 26.0, INTERVALS, RATES)
+    verdicts = static_verdicts(points, latency_target_s=25, recovery_target_s=30)
+    assert not any(v.rates_met for v in verdicts)
+    assert best_static(verdicts) == 5.0, "meets recovery at both rates; 10 s only at one"
