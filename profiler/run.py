@@ -114,10 +114,16 @@ class RunPlan:
         known = ", ".join(v.name for v in self.recovery_variants) or "live only"
         raise ValueError(f"recovery settings {name!r} are not among the profile's ({known})")
 
+    def steady_window_s(self, interval_s: float) -> float:
+        """At least two intervals: an exactly-once job's output shows only at its commits, and a 30 s window at a
+        56 s interval saw none (a busy profile's run measured no p99, and its latency model lacked the point)."""
+        return max(self.steady_s, 2 * interval_s)
+
     def estimate_s(self, interval_s: float) -> float:
         """A run's wall time, roughly: start, two checkpoints, steady window, and per fault its
         warm-up, the wait for the worst moment, ~60 s to recover and the hold."""
-        return 40 + 2 * interval_s + self.steady_s + self.faults * (self.warmup_s + interval_s + 60 + self.hold_s)
+        return (40 + 2 * interval_s + self.steady_window_s(interval_s)
+                + self.faults * (self.warmup_s + interval_s + 60 + self.hold_s))
 
 
 def check_profilable(spec: JobSpec) -> None:
@@ -219,7 +225,7 @@ def _measure(plan: RunPlan, config: RunConfig, cluster: ProfilingCluster, signal
         wait(1)
     on_phase("steady state")
     window_start, cpu_start = wall_ms(), cluster.taskmanager_cpu_seconds()
-    while wall_ms() - window_start < plan.steady_s * 1000:
+    while wall_ms() - window_start < plan.steady_window_s(config.interval_ms / 1000) * 1000:
         samples.append(signals.sample())
         wait(0.5)
     window_end, cpu_end = wall_ms(), cluster.taskmanager_cpu_seconds()

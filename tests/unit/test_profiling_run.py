@@ -34,6 +34,7 @@ class Log:
     fail_at: str | None = None  # the event that raises
     stop_at: str | None = None  # the event at which a stop is requested
     stop: threading.Event = field(default_factory=threading.Event)
+    windows_s: list[float] = field(default_factory=list)  # the steady windows latencies were asked for
 
     def __call__(self, event: str) -> None:
         self.events.append(event)
@@ -83,6 +84,7 @@ class Signals(World):
         return self.world.checkpoint_history()
 
     def latencies_between(self, since_ms: int, until_ms: int) -> list[float]:
+        self.log.windows_s.append((until_ms - since_ms) / 1000)
         return [3000.0, 3100.0]
 
     def close(self) -> None:
@@ -240,3 +242,10 @@ def test_a_run_at_explored_recovery_settings_gets_a_cluster_started_with_them() 
     assert "acquire at proposed: {'heartbeat.timeout': '5000 ms'}, 1 spare" in log.events
     unknown = run(Log(), replace(PLAN, recovery_variants=(fast,)), config=RunConfig(10_000, 2.0, "other"))
     assert unknown.status == "failed" and "'other' are not among the profile's (proposed)" in unknown.error
+
+
+def test_the_steady_window_spans_two_intervals_so_an_exactly_once_job_shows_output_in_it() -> None:
+    log = Log()
+    run(log, config=RunConfig(30_000, 1.0))
+    assert log.windows_s and log.windows_s[0] >= 60, log.windows_s
+    assert PLAN.estimate_s(30) >= 40 + 60 + 60
