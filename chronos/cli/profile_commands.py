@@ -108,7 +108,7 @@ def profile_run(
     runs: Annotated[int | None, typer.Option(min=1, max=10_000,
                                              help="Stop after this many completed runs in the profile.")] = None,
     budget: Annotated[str | None, typer.Option(help="Start no run that would end after this wall time.")] = "15m",
-    steady: Annotated[str, typer.Option(help="Fault-free window measured in each run.")] = "30s",
+    steady: Annotated[str, typer.Option(help="Fault-free window measured in each run (at least two of its intervals).")] = "30s",
     warmup: Annotated[str, typer.Option(help="Window before each fault that the steady state is learnt from.")] = "15s",
     hold: Annotated[str, typer.Option(help="How long the steady state must hold after a fault to count as recovered.")] = "15s",
     timeout: Annotated[str, typer.Option(help="A fault not recovered from within this is reported as not recovered.")] = "180s",
