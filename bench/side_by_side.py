@@ -475,12 +475,15 @@ def model_error(figures: list[ArmFigures], profile_db: Path | None) -> dict[str,
         return {"failures": 0, "why": "no profile database beside the results"}
     store = ProfileStore(profile_db)
     try:
-        obs = list(profile_observations(store.runs()).recovery)
+        observations = profile_observations(store.runs())
     finally:
         store.close()
+    obs = list(observations.recovery)
     if len(obs) < 3:
         return {"failures": 0, "why": f"{len(obs)} recoveries in the profile"}
-    model, khaos = fit_best(obs, seed=0), fit_best(obs, seed=0, families=("linear",))
+    # As the tuner fits them: with the capacity the profile's catch-ups measured (the phase law competes).
+    model = fit_best(obs, seed=0, capacity=observations.capacity)
+    khaos = fit_best(obs, seed=0, families=("linear",))
     rows = [(r.from_fault_s, model.predict(r.interval_s, r.rate).median, khaos.predict(r.interval_s, r.rate).median)
             for f in figures for r in f.recoveries if r.from_fault_s and r.interval_s]
     if not rows:
