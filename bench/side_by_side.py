@@ -634,7 +634,7 @@ def default_arms(best_s: float) -> list[str]:
     docs-typical 30 s), Young/Daly, Khaos-style, chronos restarting, paced, paced with its recovery settings, and
     the best static interval with those settings."""
     best = max(1, round(best_s))
-    statics = list(dict.fromkeys([best, 60, 10 if best >= 20 else DOCS_TYPICAL_S]))
+    statics = list(dict.fromkeys([best, 60, 10 if best >= 20 else DOCS_TYPICAL_S, DOCS_TYPICAL_S]))[:3]
     return ([f"static-{s}" for s in statics] + ["young-daly", "khaos", "chronos-restart", "chronos",
                                                   "chronos-settings", f"static-{best}-settings"])
 
