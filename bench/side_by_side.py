@@ -712,6 +712,7 @@ def main() -> int:
     console.print(profile_section(out, context))
     if args.profile_only:
         (out / "profile_grid.json").write_text(json.dumps(context, indent=1))
+        shutil.rmtree(base, ignore_errors=True)
         return 0
     records: list[ArmRecord] = []
     laps: dict[str, Any] = {}
