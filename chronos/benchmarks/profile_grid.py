@@ -1,6 +1,6 @@
-"""What a profile says of every static interval across a scenario's loads (issue 30): the side by side's targets
-are chosen from the bench's own profile so that no single static interval meets both all the time, and the
-report has to show why. The grid is the models' median prediction at each (interval, rate); an interval "meets"
+"""What a profile says of every static interval across a scenario's loads (issue 30): the side by side's best
+static interval and its busy targets are read off the bench's own profile, and the report shows the grid they
+came from. The grid is the models' median prediction at each (interval, rate); an interval "meets"
 a target at a rate when the prediction is within it. Values in, values out: the models are passed in as
 functions so that a test can give it any shape."""
 
@@ -68,8 +68,7 @@ def best_static(verdicts: Sequence[StaticVerdict]) -> float:
 
 
 def adaptive_meets_all(points: Sequence[GridPoint], latency_target_s: float, recovery_target_s: float) -> bool:
-    """At every rate some interval meets both: a tuner that changes the interval with the load can, where no
-    single static interval can."""
+    """At every rate some interval meets both targets (not necessarily the same one)."""
     rates = sorted({p.rate for p in points})
     return all(any(p.meets(latency_target_s, recovery_target_s) is True for p in points if p.rate == r)
                for r in rates)

@@ -21,13 +21,10 @@ from chronos.errors import StackError, is_job_id
 from chronos.flink.distribution import find_distribution
 from chronos.model import FaultRecord
 from chronos.stack import kafka_broker
-from chronos.stack.flink_cluster import PYTHON_WORKER_MAIN, python_workers_of, start_taskmanager
+from chronos.stack.flink_cluster import python_workers_of, start_taskmanager
 from chronos.stack.processes import ProcessRecord, check, identify, send, stop
 from chronos.stack.service_account import account_of
 from chronos.stack.state import StackState, load_state, save_state
-
-__all__ = ["PYTHON_WORKER_MAIN", "KillPythonWorker", "KillTaskManager", "PauseTaskManager", "RestartKafka",
-           "python_workers", "resume_taskmanagers"]
 
 
 def _now_ms() -> int:

@@ -15,7 +15,8 @@ import psutil
 import pytest
 
 from chronos.errors import StackError
-from chronos.stack.faults import PYTHON_WORKER_MAIN, KillTaskManager, python_workers
+from chronos.stack.faults import KillTaskManager, python_workers
+from chronos.stack.flink_cluster import PYTHON_WORKER_MAIN
 from chronos.stack.local_stack import down
 from chronos.stack.processes import ProcessRecord, adopt, check, cpu_seconds, identify, is_alive, send, spawn, stop
 from chronos.stack.state import StackState, save_state
@@ -89,14 +90,17 @@ def test_cpu_time_is_read_only_for_the_recorded_process() -> None:
         assert cpu_seconds(real.model_copy(update={"started_s": real.started_s + 99})) is None
 
 
+# A stand-in TaskManager: a Python process that starts a stand-in Beam worker, then waits.
+STAND_IN_TASKMANAGER = ("import subprocess, sys, time; "
+                        f"subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)', {PYTHON_WORKER_MAIN!r}]); "
+                        "time.sleep(600)")
+
+
 def test_python_workers_are_the_beam_workers_below_a_taskmanager_only(tmp_path: Path) -> None:
     """A stand-in TaskManager (a Python process) starts a stand-in Beam worker; a second worker-like
     process that is no child of it does not count."""
-    script = ("import subprocess, sys, time; "
-              f"subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)', {PYTHON_WORKER_MAIN!r}]); "
-              "time.sleep(600)")
-    tm = spawn([sys.executable, "-c", script, "TaskManagerRunner"], tmp_path / "tm.log", role="a stand-in TaskManager",
-               argv_marks=("TaskManagerRunner",))
+    tm = spawn([sys.executable, "-c", STAND_IN_TASKMANAGER, "TaskManagerRunner"], tmp_path / "tm.log",
+               role="a stand-in TaskManager", argv_marks=("TaskManagerRunner",))
     stray = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)", PYTHON_WORKER_MAIN])
     try:
         state = StackState(stack_dir=str(tmp_path), started_at=0, kafka_port=1, kafka_controller_port=2, kafka=None,
@@ -119,10 +123,7 @@ def test_python_workers_are_the_beam_workers_below_a_taskmanager_only(tmp_path: 
 
 def _stand_in_stack(tmp_path: Path) -> tuple[ProcessRecord, int]:
     """A stand-in TaskManager (a Python process) that has started a stand-in Beam worker; the state saved."""
-    script = ("import subprocess, sys, time; "
-              f"subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)', {PYTHON_WORKER_MAIN!r}]); "
-              "time.sleep(600)")
-    tm = spawn([sys.executable, "-c", script, "TaskManagerRunner"], tmp_path / "tm.log",
+    tm = spawn([sys.executable, "-c", STAND_IN_TASKMANAGER, "TaskManagerRunner"], tmp_path / "tm.log",
                role="this stack's TaskManager", argv_marks=("TaskManagerRunner",))
     state = StackState(stack_dir=str(tmp_path), started_at=0, kafka_port=1, kafka_controller_port=2, kafka=None,
                        flink_rest_port=3, flink_rpc_port=4, prometheus_port_base=5, jobmanager=tm,
