@@ -651,6 +651,7 @@ def main() -> int:
                         help="idle: the first round's (the demo job at a few %% of its capacity); busy: 40-85 %% of it; "
                              "own: the shop job (jobs/shop_payments.yaml) under the idle scenario's trace")
     parser.add_argument("--capacity", type=float, help="busy: the job's capacity (ev/s) as bench/capacity.py measured it")
+    parser.add_argument("--arm-s", type=float, default=900.0, help="busy: a full arm's seconds (four kills in it)")
     parser.add_argument("--latency-target", type=float, help="busy: p99 target (s); default: from the profile")
     parser.add_argument("--recovery-target", type=float, help="busy: recovery target (s); default: from the profile")
     parser.add_argument("--profile-db", type=Path, help="the bench's profile of this scenario's job, made before "
@@ -679,7 +680,7 @@ def main() -> int:
         if not args.capacity:
             parser.error("--scenario busy needs --capacity (bench/capacity.py)")
         sc = busy_scenario(args.capacity, args.seed, args.quick, args.latency_target or 1.0,
-                           args.recovery_target or 60.0)
+                           args.recovery_target or 60.0, args.arm_s)
     else:  # idle, and the own job's under the same trace
         sc = replace(scenario(args.quick, args.seed), name=args.scenario)
     base = Path("/tmp") / f"chronos-side-by-side-{uuid.uuid4().hex[:6]}"
@@ -701,7 +702,7 @@ def main() -> int:
                          "and --recovery-target")
         latency = args.latency_target or (suggested.latency_s if suggested else 0.0)
         recovery = args.recovery_target or (suggested.recovery_s if suggested else 0.0)
-        sc = busy_scenario(args.capacity, args.seed, args.quick, latency, recovery)
+        sc = busy_scenario(args.capacity, args.seed, args.quick, latency, recovery, args.arm_s)
         context["targets_why"] = (suggested.why if suggested and (latency, recovery) == (suggested.latency_s,
                                                                                          suggested.recovery_s)
                                   else "given on the command line")

@@ -113,8 +113,9 @@ def test_every_arm_sees_the_same_seeded_failures_inside_the_arm() -> None:
 
 
 def test_the_busy_scenario_swings_between_40_and_85_percent_of_the_capacity_with_seeded_kills() -> None:
-    for quick, kills in ((True, 1), (False, 4)):
-        sc = busy_scenario(20_000, 7, quick, latency_target_s=20, recovery_target_s=30)
+    for quick, kills, arm_s in ((True, 1, 900.0), (False, 4, 900.0), (False, 4, 600.0)):
+        sc = busy_scenario(20_000, 7, quick, latency_target_s=20, recovery_target_s=30, arm_s=arm_s)
+        assert sc.arm_s == (300 if quick else arm_s)
         rates = [sc.rate(t) for t in range(0, int(sc.arm_s))]
         assert sc.name == "busy" and len(sc.failures_s) == kills
         assert min(rates) >= 0.4 * 20_000 - 1 and max(rates) <= 0.85 * 20_000 + 1
