@@ -253,8 +253,8 @@ def profile_grid(db: Path, sc: Scenario) -> tuple[GridPoint, ...]:
         observations = profile_observations(store.runs())
     finally:
         store.close()
-    models = ModelBook(observations, fitter=lambda obs, seed, capacity: fit_best(obs, seed=seed,
-                                                                               capacity=capacity)).models
+    models = ModelBook(observations, fitter=lambda obs, seed, capacity, rising: fit_best(
+        obs, seed=seed, capacity=capacity, rising=rising)).models
 
     def recovery(i: float, r: float) -> float | None:
         return None if models.recovery is None else round(models.recovery.predict(i, r).median, 1)
@@ -481,8 +481,8 @@ def model_error(figures: list[ArmFigures], profile_db: Path | None) -> dict[str,
     obs = list(observations.recovery)
     if len(obs) < 3:
         return {"failures": 0, "why": f"{len(obs)} recoveries in the profile"}
-    # As the tuner fits them: with the capacity the profile's catch-ups measured (the phase law competes).
-    model = fit_best(obs, seed=0, capacity=observations.capacity)
+    # As the tuner fits them: with the capacity the profile's catch-ups measured (the phase law competes), rising.
+    model = fit_best(obs, seed=0, capacity=observations.capacity, rising=True)
     khaos = fit_best(obs, seed=0, families=("linear",))
     rows = [(r.from_fault_s, model.predict(r.interval_s, r.rate).median, khaos.predict(r.interval_s, r.rate).median)
             for f in figures for r in f.recoveries if r.from_fault_s and r.interval_s]

@@ -30,6 +30,7 @@ class FitReport:
     mape_by_family: tuple[tuple[str, float], ...]
     observations: int
     folds: int
+    falling: tuple[str, ...] = ()  # families set aside: their predictions fell as the interval or the rate grew
 
 
 class Model(Protocol):

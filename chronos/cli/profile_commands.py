@@ -363,7 +363,11 @@ def profile_report(
         out.print(_phase_table(phases))
     for what, fit in fits.items():
         out.print(f"{what} model: {fit.family}, held-out error {fit.held_out_mape:.0%} ("
-                  + ", ".join(f"{name} {mape:.0%}" for name, mape in fit.mape_by_family) + ")")
+                  + ", ".join(f"{name} {mape:.0%}" for name, mape in fit.mape_by_family) + ")"
+                  + (f"; set aside, as they predict a recovery falling with the interval or the load: "
+                     f"{', '.join(fit.falling)}" if fit.falling and fit.family not in fit.falling else "")
+                  + ("; every family's predictions fall with the interval or the load: the data does not say how "
+                     "it grows" if fit.family in fit.falling else ""))
     for path in written:
         out.print(f"plot: {path}")
 
@@ -382,15 +386,15 @@ def _phase_table(phases: Sequence[PhaseRow]) -> Table:
 
 def _model_fits(runs: Sequence[ProfileRun]) -> dict[str, FitReport]:
     """Every family cross-validated on the profile (the phase law among them for recovery, at the job's
-    capacity); fewer than 4 points: no model."""
+    capacity; recovery fitted rising, as the tuner fits it); fewer than 4 points: no model."""
     from chronos.optimizer.models import fit_best
     from chronos.profiler.observations import profile_observations
 
     observed = profile_observations(runs)
     fits = {}
     with out.status("fitting the models"):
-        for what, points, capacity in (("recovery", observed.recovery, observed.capacity),
-                                       ("p99", observed.latency, None)):
+        for what, points, capacity, rising in (("recovery", observed.recovery, observed.capacity, True),
+                                               ("p99", observed.latency, None, False)):
             if len(points) >= 4:
-                fits[what] = fit_best(points, seed=0, capacity=capacity).report
+                fits[what] = fit_best(points, seed=0, capacity=capacity, rising=rising).report
     return fits

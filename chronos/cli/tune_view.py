@@ -99,7 +99,9 @@ class TuneDisplay:
                 parts.append(f"{name}: none")
             else:
                 parts.append(f"{name}: {model.report.family}, held-out MAPE {model.report.held_out_mape:.1%} "
-                             f"({model.report.observations} points)")
+                             f"({model.report.observations} points"
+                             + (f"; set aside as falling: {', '.join(model.report.falling)}" if model.report.falling
+                                else "") + ")")
         self._screen.models = "; ".join(parts)
         if self._screen.job is not None:
             name = self._screen.job.spec.name

@@ -505,9 +505,10 @@ def model_book(db: Path, job_name: str, journal: TuneJournal, strategy: str = "c
             if r.recovery_s is not None and r.interval_ms]
     khaos = strategy == "khaos"
 
-    def fitter(points: Sequence[Observation], seed: int, capacity: float | None) -> Model:
+    def fitter(points: Sequence[Observation], seed: int, capacity: float | None, rising: bool) -> Model:
+        # Khaos's OLS as published: one family, nothing set aside.
         return fit_in_child(points, seed, families=("linear",) if khaos else None, timeout_s=fit_timeout_s,
-                            capacity=capacity)
+                            capacity=capacity, rising=rising and not khaos)
 
     return ModelBook(observations, live, fitter=fitter, learn_online=not khaos)
 

@@ -11,13 +11,21 @@ from __future__ import annotations
 import multiprocessing
 from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection
+from typing import Protocol
 
 from chronos.errors import ChronosError
 from chronos.model import describe
 from chronos.optimizer.evaluate import JobModels
 from chronos.optimizer.model_values import Model, Observation, ProfileObservations
 
-Fitter = Callable[[Sequence[Observation], int, "float | None"], Model]  # points, seed, the job's capacity
+
+class Fitter(Protocol):
+    """Fits one kind of model: its points, the seed, the job's capacity (recovery only) and whether what is modelled
+    only rises with interval and rate (recovery: `chronos.optimizer.models.fit_best`'s `rising`)."""
+
+    def __call__(self, observations: Sequence[Observation], seed: int, capacity: float | None,
+                 rising: bool, /) -> Model: ...
+
 
 MIN_OBSERVATIONS = 4
 FIT_TIMEOUT_S = 300.0  # a fit takes 20-40 s here; one not done by then is killed, and the old models stay
@@ -29,24 +37,24 @@ class FitFailed(ChronosError):
 
 
 def _fit_and_send(out: Connection, observations: list[Observation], seed: int,
-                  families: tuple[str, ...] | None, capacity: float | None) -> None:
+                  families: tuple[str, ...] | None, capacity: float | None, rising: bool = False) -> None:
     """Runs in the child: only there is the fitting library imported."""
     try:
         from chronos.optimizer.models import fit_grid
 
-        out.send(("ok", fit_grid(observations, seed, families=families, capacity=capacity)))
+        out.send(("ok", fit_grid(observations, seed, families=families, capacity=capacity, rising=rising)))
     except Exception as exc:  # noqa: BLE001 - whatever the library raises goes back as one line
         out.send(("error", describe(exc)))
     finally:
         out.close()
 
 
-ChildTarget = Callable[[Connection, list[Observation], int, "tuple[str, ...] | None", "float | None"], None]
+ChildTarget = Callable[[Connection, list[Observation], int, "tuple[str, ...] | None", "float | None", bool], None]
 
 
 def fit_in_child(observations: Sequence[Observation], seed: int, families: tuple[str, ...] | None = None,
                  timeout_s: float = FIT_TIMEOUT_S, target: ChildTarget = _fit_and_send,
-                 capacity: float | None = None) -> Model:
+                 capacity: float | None = None, rising: bool = False) -> Model:
     """Fit in a short-lived child process and bring back a numpy table of its predictions: the tuner
     runs for days, and scikit-learn (with scipy and pandas) would hold ~150 MB of it for one fit.
 
@@ -54,7 +62,7 @@ def fit_in_child(observations: Sequence[Observation], seed: int, families: tuple
     is killed, and raises FitFailed (a process pool would wait for its worker on the way out, forever)."""
     context = multiprocessing.get_context("spawn")
     receive, send = context.Pipe(duplex=False)
-    child = context.Process(target=target, args=(send, list(observations), seed, families, capacity),
+    child = context.Process(target=target, args=(send, list(observations), seed, families, capacity, rising),
                             name="chronos-model-fit", daemon=True)
     child.start()
     send.close()
@@ -77,9 +85,10 @@ def fit_in_child(observations: Sequence[Observation], seed: int, families: tuple
         child.join(5)
 
 
-def fit_best_in_child(observations: Sequence[Observation], seed: int, capacity: float | None) -> Model:
+def fit_best_in_child(observations: Sequence[Observation], seed: int, capacity: float | None,
+                      rising: bool) -> Model:
     """The default Fitter: every family, in a child."""
-    return fit_in_child(observations, seed, capacity=capacity)
+    return fit_in_child(observations, seed, capacity=capacity, rising=rising)
 
 
 class ModelBook:
@@ -96,16 +105,20 @@ class ModelBook:
         self.last_fit_error: str | None = None
         self._latency = self._fit(profile.latency, None)
         self._checkpoint = self._fit(profile.checkpoint, None)
-        self.models = JobModels(self._fit([*profile.recovery, *(self._live if learn_online else ())], None,
-                                          profile.capacity), self._latency, self._checkpoint)
+        self.models = JobModels(self._fit_recovery([*profile.recovery, *(self._live if learn_online else ())], None),
+                                self._latency, self._checkpoint)
+
+    def _fit_recovery(self, observations: Sequence[Observation], previous: Model | None) -> Model | None:
+        """A recovery only adds time as the interval or the load grows (more to replay): fitted rising."""
+        return self._fit(observations, previous, self._profile.capacity, rising=True)
 
     def _fit(self, observations: Sequence[Observation], previous: Model | None,
-             capacity: float | None = None) -> Model | None:
+             capacity: float | None = None, rising: bool = False) -> Model | None:
         """A fresh fit, or (if fitting fails) the previous model, the failure counted and kept to be said."""
         if len(observations) < MIN_OBSERVATIONS:
             return None
         try:
-            return self._fitter(observations, self._seed, capacity)
+            return self._fitter(observations, self._seed, capacity, rising)
         except FitFailed as exc:
             self.fit_failures += 1
             self.last_fit_error = str(exc)
@@ -119,6 +132,6 @@ class ModelBook:
         if not self._learn_online:
             return self.models
         self._live = [*self._live, observation][-MAX_LIVE_RECOVERIES:]
-        recovery = self._fit([*self._profile.recovery, *self._live], self.models.recovery, self._profile.capacity)
+        recovery = self._fit_recovery([*self._profile.recovery, *self._live], self.models.recovery)
         self.models = JobModels(recovery, self._latency, self._checkpoint)
         return self.models

@@ -59,7 +59,7 @@ def test_a_child_that_hangs_pauses_dies_or_raises_is_a_fit_failure_within_the_de
 def test_the_book_keeps_its_models_when_a_refit_fails_and_counts_the_failure() -> None:
     fits = iter(["ok", "fail"])
 
-    def flaky(observations, seed, capacity=None):  # type: ignore[no-untyped-def]
+    def flaky(observations, seed, capacity=None, rising=False):  # type: ignore[no-untyped-def]
         if next(fits) == "fail":
             raise FitFailed("the model-fitting process died (exit code -9)")
         return fit_best(observations, seed=seed)
@@ -72,16 +72,16 @@ def test_the_book_keeps_its_models_when_a_refit_fails_and_counts_the_failure() -
     assert book.live_recoveries == 1, "the point is kept for the next fit"
 
 
-def test_the_recovery_model_is_fitted_with_the_jobs_capacity_and_the_others_without() -> None:
+def test_the_recovery_model_is_fitted_rising_with_the_jobs_capacity_and_the_others_without() -> None:
     seen = []
 
-    def recording(observations, seed, capacity=None):  # type: ignore[no-untyped-def]
-        seen.append((observations[0].value, capacity))
-        return fit_best(observations, seed=seed, capacity=capacity)
+    def recording(observations, seed, capacity=None, rising=False):  # type: ignore[no-untyped-def]
+        seen.append((observations[0].value, capacity, rising))
+        return fit_best(observations, seed=seed, capacity=capacity, rising=rising)
 
     latency = tuple(Observation(o.interval_s, o.rate, 100.0 * o.value) for o in POINTS)
     book = ModelBook(ProfileObservations(tuple(POINTS), latency, (), capacity=9000.0), fitter=recording)
-    assert seen == [(100.0 * POINTS[0].value, None), (POINTS[0].value, 9000.0)]
+    assert seen == [(100.0 * POINTS[0].value, None, False), (POINTS[0].value, 9000.0, True)]
     book.add_recovery(Observation(15, 2000, 36))
-    assert seen[-1] == (POINTS[0].value, 9000.0)
+    assert seen[-1] == (POINTS[0].value, 9000.0, True)
     assert book.models.recovery is not None and "phases" in dict(book.models.recovery.report.mape_by_family)

@@ -102,7 +102,7 @@ def profile() -> ProfileObservations:
                                tuple(Observation(i, r, latency_truth(i, r)) for i, r in grid))
 
 
-def in_process(observations, seed, capacity=None):  # type: ignore[no-untyped-def]
+def in_process(observations, seed, capacity=None, rising=False):  # type: ignore[no-untyped-def]
     return fit_best(observations, seed=seed)
 
 
