@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TypeVar
 
 import optuna
 from optuna.distributions import BaseDistribution, CategoricalDistribution, IntDistribution
@@ -38,6 +39,18 @@ class ProfileSpace:
         return distributions
 
 
+T = TypeVar("T")
+MODEL_POINTS = 4  # the fewest points a model is fitted and validated from (chronos.tune.fitting.MIN_OBSERVATIONS)
+
+
+def design_size(parallel: int, load_scales: int) -> int:
+    """How many runs the space-filling start takes before the sampler goes for the QoS boundary: enough for a model
+    (a profile that affords four runs spends them across the range) and for every load level, and a round of the
+    runs at a time. Two at one run at a time left a busy profile at 4, 56 and 58 s: TPE, told the 56 s run recovered
+    near the target, asked for 58 s next, and the budget ran out with no model."""
+    return max(MODEL_POINTS, load_scales, 2 * parallel)
+
+
 @dataclass(frozen=True)
 class QosTargets:
     max_recovery_s: float
@@ -46,7 +59,7 @@ class QosTargets:
 
 def space_filling_design(space: ProfileSpace, n: int, seed: int) -> list[RunConfig]:
     """n points of a Latin hypercube over log(interval) x load (x recovery settings, when explored): every
-    stratum of each axis once."""
+    stratum of each axis once, and every load (and recovery setting) once n reaches their number."""
     from scipy.stats import qmc
 
     explored = len(space.recovery) > 1
@@ -56,11 +69,18 @@ def space_filling_design(space: ProfileSpace, n: int, seed: int) -> list[RunConf
     for u_interval, u_load, *rest in points:
         u_recovery = rest[0] if rest else 0.0
         interval_s = round(math.exp(lo + u_interval * (hi - lo)))
-        scale = space.load_scales[min(int(u_load * len(space.load_scales)), len(space.load_scales) - 1)]
-        recovery = space.recovery[min(int(u_recovery * len(space.recovery)), len(space.recovery) - 1)]
+        scale, recovery = _level(space.load_scales, u_load, n), _level(space.recovery, u_recovery, n)
         configs.append(RunConfig(max(space.interval_min_s, min(space.interval_max_s, interval_s)) * 1000, scale,
                                  recovery))
     return configs
+
+
+def _level(levels: tuple[T, ...], u: float, n: int) -> T:
+    """The level of a categorical axis for a point in stratum int(u * n) of n: the strata shared out over the levels
+    in order, so every level is drawn once there are at least as many points (reading u itself, four points over
+    three loads had missed the middle one)."""
+    stratum = min(int(u * n), n - 1)
+    return levels[stratum * len(levels) // n]
 
 
 def boundary_distance(run: ProfileRun, targets: QosTargets, timeout_s: float) -> float | None:

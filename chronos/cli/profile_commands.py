@@ -136,7 +136,7 @@ def profile_run(
     from chronos.profiler.replay import check_event_time
     from chronos.profiler.run import RunPlan, check_profilable
     from chronos.profiler.settings import ProfileSettings
-    from chronos.profiler.study import ProfileSpace, ProfileStudy, QosTargets
+    from chronos.profiler.study import ProfileSpace, ProfileStudy, QosTargets, design_size
     from chronos.stack.profiling_clusters import available_memory_gib, check_capacity
 
     sd = stack_dir_of(stack_dir)
@@ -192,7 +192,7 @@ def profile_run(
                    warmup_s=settings.warmup_s, hold_s=settings.hold_s, timeout_s=settings.timeout_s, sample=sample,
                    timestamp_field=settings.timestamp_field, recovery_variants=settings.variants())
     space = ProfileSpace(settings.interval_min_s, settings.interval_max_s, settings.loads,
-                         initial_design=max(2, 2 * parallel),
+                         initial_design=design_size(parallel, len(settings.loads)),
                          recovery=("live", *(v.name for v in settings.variants())))
     targets = QosTargets(settings.max_recovery_s, settings.max_p99_ms)
     limits = ProfileLimits(parallel, runs, parse_interval_ms(budget) / 1000 if budget else None)

@@ -7,7 +7,14 @@ import pytest
 
 from chronos.model import FaultRecord, RecoveryMeasurement
 from chronos.profiler.records import ProfileRun, RunConfig, SteadyState
-from chronos.profiler.study import ProfileSpace, ProfileStudy, QosTargets, boundary_distance, space_filling_design
+from chronos.profiler.study import (
+    ProfileSpace,
+    ProfileStudy,
+    QosTargets,
+    boundary_distance,
+    design_size,
+    space_filling_design,
+)
 
 SPACE = ProfileSpace(interval_min_s=2, interval_max_s=60, load_scales=(1.0, 2.0), initial_design=4)
 
@@ -23,6 +30,14 @@ def test_the_design_spans_the_interval_range_and_every_load() -> None:
     assert intervals[0] < 5000 and intervals[-1] > 25_000, "one stratum of log-interval per point"
     assert {c.load_scale for c in design} == {1.0, 2.0}
     assert space_filling_design(SPACE, 6, seed=1) == design, "seeded"
+
+
+def test_the_design_is_large_enough_for_a_model_every_load_and_a_round_of_parallel_runs() -> None:
+    assert design_size(parallel=1, load_scales=3) == 4, "one run at a time still spreads four across the range"
+    assert design_size(parallel=1, load_scales=5) == 5
+    assert design_size(parallel=3, load_scales=3) == 6
+    design = space_filling_design(ProfileSpace(2, 30, (0.64, 1.0, 1.36)), design_size(1, 3), seed=0)
+    assert len({c.interval_ms for c in design}) == 4 and {c.load_scale for c in design} == {0.64, 1.0, 1.36}
 
 
 def test_the_first_trials_are_the_design_in_order(tmp_path: Path) -> None:
