@@ -24,6 +24,7 @@ import csv
 import json
 import re
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -57,7 +58,7 @@ from chronos.benchmarks.side_by_side import (
 )
 from chronos.cli.wiring import job_records, live_signals
 from chronos.flink.rest import FlinkRestClient
-from chronos.jobs.bounded_input import ExperimentInput
+from chronos.jobs.bounded_input import QUIET_S, ExperimentInput
 from chronos.jobs.shop import ShopTopics
 from chronos.jobs.shop_delivery import ShopDelivery, check_delivery, expected_paid, read_committed
 from chronos.optimizer.models import fit_best
@@ -359,6 +360,7 @@ def run_arm(name: str, spec: dict[str, Any], sc: Scenario, base: Path, job: Benc
     injected: list[int] = []
     started_ms = int(time.time() * 1000)
     delivery = (0, 0, 0)
+    settled = True
     error = ""
     try:
         watch.lap("stack up")
@@ -429,8 +431,9 @@ def run_arm(name: str, spec: dict[str, Any], sc: Scenario, base: Path, job: Benc
             if counted is not None:
                 checked = counted.finish(timeout_s=180)
                 delivery = (checked.lost, checked.duplicated, checked.input_events)
+                settled = checked.settled
             else:
-                shop = shop_delivery(state.bootstrap, timeout_s=180)
+                shop, settled = shop_delivery(state.bootstrap, timeout_s=180)
                 delivery = (shop.lost, shop.duplicated, shop.expected)
         watch.lap("exactly-once check")
     except Exception as exc:  # noqa: BLE001 - an arm that breaks is reported, the others still run
@@ -447,19 +450,23 @@ def run_arm(name: str, spec: dict[str, Any], sc: Scenario, base: Path, job: Benc
         down(sd, purge=True)
         watch.lap("stack down")
     record = ArmRecord(name, started_ms, tuple(events), tuple(injected), tuple(ledger.seen.values()),
-                       delivery[0], delivery[1], delivery[2], error)
+                       delivery[0], delivery[1], delivery[2], error, settled)
     console.print(f"  {name}: {watch.laps}")
     return record, watch.laps
 
 
-def shop_delivery(bootstrap: str, timeout_s: float) -> ShopDelivery:
-    """The shop's paid orders against its own input topics, once the output has caught up (or the time is up)."""
+def shop_delivery(bootstrap: str, timeout_s: float) -> tuple[ShopDelivery, bool]:
+    """The shop's paid orders against its own input topics, once the output has caught up (or the time is up); and
+    whether it had settled: a result that still changed within the last QUIET_S is a job catching up, not a loss."""
     expected, _ = expected_paid(bootstrap, ShopTopics())
     deadline = time.monotonic() + timeout_s
+    previous, changed_at = None, time.monotonic()
     while True:
         result = check_delivery(expected, read_committed(bootstrap, SHOP_OUTPUT))
+        if result != previous:
+            previous, changed_at = result, time.monotonic()
         if result.exact or time.monotonic() > deadline:
-            return result
+            return result, result.exact or time.monotonic() - changed_at >= QUIET_S
         time.sleep(5)
 
 
@@ -643,7 +650,15 @@ def default_arms(best_s: float) -> list[str]:
                                                   "chronos-settings", f"static-{best}-settings"])
 
 
+def _interrupt(signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def main() -> int:
+    # Started in the background (`cmd &` from a script), SIGINT arrives ignored and SIGTERM would end the bench
+    # without its `finally`: both become an interrupt, so every arm's stack is taken down on the way out.
+    signal.signal(signal.SIGINT, _interrupt)
+    signal.signal(signal.SIGTERM, _interrupt)
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="shorter arms, one failure: a smoke test")
     parser.add_argument("--arms", default="", help="comma-separated arms (default: the issue's nine, the static ones "

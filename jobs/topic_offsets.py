@@ -18,8 +18,10 @@ def groupless_consumer(bootstrap: str, isolation: str = "read_uncommitted") -> A
 
     require_reachable(bootstrap)
     try:
+        # 8 MiB per partition and fetch (not 1 MiB): the exactly-once check reads a busy job's millions of records.
         return KafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False,
-                             isolation_level=isolation, request_timeout_ms=30000)
+                             isolation_level=isolation, request_timeout_ms=30000,
+                             max_partition_fetch_bytes=8 * 1024 * 1024)
     except (KafkaError, OSError, ValueError) as exc:
         raise KafkaUnavailable(f"cannot reach Kafka at {bootstrap} ({type(exc).__name__})") from exc
 

@@ -15,6 +15,7 @@ from chronos.benchmarks.side_by_side import (
     table,
     verdict,
 )
+from chronos.model import DeliveryCheck
 
 SC = Scenario(600, 1500, 90, 4000, 2000, 300, (200.0,), 25, 45, 20, 120, 120, 45)
 START = 1_000_000
@@ -102,6 +103,21 @@ def test_idle_asks_only_for_no_more_violations_than_the_best_static_interval() -
 def test_a_lost_record_anywhere_fails_the_verdict() -> None:
     lines = verdict([qos("static-10", 100), qos("chronos", 10, lost=0), qos("khaos", 50, lost=3)])
     assert lines[-1].startswith("NOT MET") and "khaos 3/0" in lines[-1]
+
+
+def test_records_still_arriving_when_the_check_ends_leave_the_line_undecided_not_met() -> None:
+    late = replace(qos("khaos", 50, lost=22870), delivered_settled=False)
+    lines = verdict([qos("static-10", 100), qos("chronos", 10), late])
+    assert lines[-1].startswith("NOT DECIDED") and "still arriving" in lines[-1] and "khaos" in lines[-1]
+    assert verdict([qos("static-10", 100, lost=1), qos("chronos", 10), late])[-1].startswith("NOT MET")
+    assert table([late], "static-10")[0]["lost"] == "22870 not delivered yet"
+
+
+def test_a_short_delivery_still_growing_is_said_to_be_undecided() -> None:
+    late = DeliveryCheck.compare({"x-1": 5, "x-2": 7}, {"x-1": 3, "x-2": 7}, settled=False)
+    assert "NOT DECIDED" in late.summary() and "2 of 12" in late.summary()
+    assert "VIOLATED" in DeliveryCheck.compare({"x-1": 5}, {"x-1": 3}).summary()
+    assert "VIOLATED" in DeliveryCheck.compare({"x-1": 5}, {"x-1": 6}, settled=False).summary(), "a duplicate is one"
 
 
 def test_every_arm_sees_the_same_seeded_failures_inside_the_arm() -> None:
