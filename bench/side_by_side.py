@@ -1,7 +1,7 @@
 """Side by side (issues 8 and 30): chronos against static intervals, Young/Daly and a Khaos-style optimizer, on
 the same machine, the same workload trace and the same seeded failure schedule, per scenario.
 
-    .venv/bin/python bench/side_by_side.py --scenario idle|busy|own [--quick] [--capacity EV_S] [--arms ...]
+    .venv/bin/python bench/side_by_side.py --scenario idle|busy|own [--quick] [--capacity EV_S] [--arm-s S] [--arms ...]
         [--profile-db DB | --profile-only] [--latency-target S --recovery-target S] [--out DIR] [--from-json F]
 
 First one `chronos profile run` on a fresh stack running the scenario's own job (its input recorded at the

@@ -59,7 +59,7 @@ def busy_scenario(capacity: float, seed: int, quick: bool, latency_target_s: flo
     up; worst moments for nobody in particular: TaskManager kills at seeded moments, one per slot (four in a full
     arm, one in a quick one), each slot's kill far enough from its end to be measured; the same for every arm.
     The targets come from the bench's profile, so they are given, not chosen here. A full arm is 15 minutes unless
-    told (nine arms of 10 minutes fit a session beside its CI run)."""
+    told; its wall time adds the stack's start and the exactly-once check (a 600 s busy arm took 1,122 s)."""
     if capacity <= 0:
         raise ValueError("the capacity must be measured first (bench/capacity.py)")
     rng = random.Random(seed)
