@@ -2,7 +2,8 @@
 the same machine, the same workload trace and the same seeded failure schedule, per scenario.
 
     .venv/bin/python bench/side_by_side.py --scenario idle|busy|own [--quick] [--capacity EV_S] [--arm-s S] [--arms ...]
-        [--profile-db DB | --profile-only] [--latency-target S --recovery-target S] [--out DIR] [--from-json F]
+        [--profile-db DB | --profile-only] [--latency-target S --recovery-target S [--targets-why TEXT]] [--out DIR]
+        [--from-json F [--from-json F ...]]
 
 First one `chronos profile run` on a fresh stack running the scenario's own job (its input recorded at the
 scenario's middle rate and replayed at its lowest, middle and highest): every model-based arm gets that profile;
@@ -47,9 +48,11 @@ from chronos.benchmarks.side_by_side import (
     CHRONOS_ARMS,
     ArmFigures,
     ArmRecord,
+    SavedRun,
     Scenario,
     busy_scenario,
     is_static,
+    merge_runs,
     qos_s,
     scenario,
     summarise,
@@ -665,7 +668,11 @@ def main() -> int:
                         "from the profile); any static-N or static-N-settings, or " + ", ".join(ARMS))
     parser.add_argument("--out", type=Path, help="default: bench/results/side_by_side_2/SCENARIO")
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--from-json", type=Path, help="redo the table and plots from a saved arms.json; run nothing")
+    parser.add_argument("--from-json", type=Path, action="append", help="redo the table and plots from a saved "
+                        "arms.json, run nothing; given more than once, the arms of several invocations of one scenario "
+                        "(same trace, kills, targets and profile) as one table")
+    parser.add_argument("--targets-why", help="busy: why the targets given on the command line are what they are "
+                        "(written into the report)")
     parser.add_argument("--scenario", choices=tuple(BENCH_JOBS), default="idle",
                         help="idle: the first round's (the demo job at a few %% of its capacity); busy: 40-85 %% of it; "
                              "own: the shop job (jobs/shop_payments.yaml) under the idle scenario's trace")
@@ -680,14 +687,18 @@ def main() -> int:
     args = parser.parse_args()
     out = args.out or RESULTS / "side_by_side_2" / args.scenario
     if args.from_json:
+        runs = []
+        for path in args.from_json:
+            try:
+                runs.append(SavedRun.parse(json.loads(path.read_text())))
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                parser.error(f"{path} is not an arms.json this bench wrote: {type(exc).__name__}: {exc}")
         try:
-            saved = json.loads(args.from_json.read_text())
-            sc = Scenario(**{**saved["scenario"], "failures_s": tuple(saved["scenario"]["failures_s"])})
-            saved_records = [ArmRecord(**{**r, **{k: tuple(r[k]) for k in ("events", "injected_ms", "checkpoint_s")}})
-                             for r in saved["records"]]
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            parser.error(f"{args.from_json} is not an arms.json this bench wrote: {type(exc).__name__}: {exc}")
-        write_outputs(out, saved_records, sc, saved["quick"], saved["laps"], saved.get("context", {}))
+            run = merge_runs(runs)
+        except ValueError as exc:
+            parser.error(f"cannot report these runs as one: {exc}")
+        context = {**run.context, **({"targets_why": args.targets_why} if args.targets_why else {})}
+        write_outputs(out, list(run.records), run.scenario, run.quick, run.laps, context)
         console.print((out / "results.md").read_text())
         return 0
     arms = [a for a in args.arms.split(",") if a]
@@ -724,7 +735,7 @@ def main() -> int:
         sc = busy_scenario(args.capacity, args.seed, args.quick, latency, recovery, args.arm_s)
         context["targets_why"] = (suggested.why if suggested and (latency, recovery) == (suggested.latency_s,
                                                                                          suggested.recovery_s)
-                                  else "given on the command line")
+                                  else args.targets_why or "given on the command line")
     context.update(latency_target_s=sc.latency_target_s, recovery_target_s=sc.recovery_target_s)
     best = best_static(static_verdicts(points, sc.latency_target_s, sc.recovery_target_s))
     context["best_static_s"] = best

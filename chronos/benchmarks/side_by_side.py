@@ -310,3 +310,50 @@ def verdict(figures: Sequence[ArmFigures], scenario_name: str = "idle") -> list[
                  + (f"; still arriving when the check's time was up: {', '.join(f.arm for f in undecided)}"
                     if undecided else ""))
     return lines
+
+
+@dataclass(frozen=True)
+class SavedRun:
+    """One invocation's arms.json: its scenario, its arms and what they saw. A scenario's arms can take longer than
+    one invocation (a busy arm is ~18 minutes with its exactly-once check); the report of several is one table."""
+
+    scenario: Scenario
+    quick: bool
+    laps: dict[str, Any]
+    context: dict[str, Any]
+    records: tuple[ArmRecord, ...]
+
+    @classmethod
+    def parse(cls, saved: dict[str, Any]) -> SavedRun:
+        """From arms.json as the bench wrote it; KeyError/TypeError/ValueError on anything else."""
+        sc = Scenario(**{**saved["scenario"], "failures_s": tuple(saved["scenario"]["failures_s"])})
+        records = tuple(ArmRecord(**{**r, **{k: tuple(r[k]) for k in ("events", "injected_ms", "checkpoint_s")}})
+                        for r in saved["records"])
+        return cls(sc, bool(saved["quick"]), dict(saved["laps"]), dict(saved.get("context", {})), records)
+
+
+# What must agree for arms of several invocations to be one comparison: the trace and kills (scenario), the
+# arm length (quick), and the targets and profile every model-based arm was given (context).
+_SAME_CONTEXT = ("latency_target_s", "recovery_target_s", "best_static_s", "grid", "job", "capacity")
+
+
+def merge_runs(runs: Sequence[SavedRun]) -> SavedRun:
+    """The arms of several invocations as one run, in their order; ValueError (naming what differs) when they did
+    not see the same scenario, targets and profile, or when an arm appears twice (which one is the result?)."""
+    if not runs:
+        raise ValueError("no saved runs to merge")
+    first = runs[0]
+    for n, run in enumerate(runs[1:], start=2):
+        if run.scenario != first.scenario:
+            raise ValueError(f"run {n} has another scenario than run 1 (trace, kills or targets differ)")
+        if run.quick != first.quick:
+            raise ValueError(f"run {n} is {'quick' if run.quick else 'full'}, run 1 is not")
+        differing = [k for k in _SAME_CONTEXT if run.context.get(k) != first.context.get(k)]
+        if differing:
+            raise ValueError(f"run {n} was given another {', '.join(differing)} than run 1")
+    names = [r.arm for run in runs for r in run.records]
+    twice = sorted({a for a in names if names.count(a) > 1})
+    if twice:
+        raise ValueError(f"arms in more than one run: {', '.join(twice)}")
+    return SavedRun(first.scenario, first.quick, {k: v for run in runs for k, v in run.laps.items()},
+                    first.context, tuple(r for run in runs for r in run.records))

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+import json
+from dataclasses import asdict, replace
 from typing import Any
+
+import pytest
 
 from chronos.benchmarks.side_by_side import (
     ArmFigures,
     ArmRecord,
+    SavedRun,
     Scenario,
     busy_scenario,
+    merge_runs,
     scenario,
     summarise,
     table,
@@ -140,3 +145,34 @@ def test_the_busy_scenario_swings_between_40_and_85_percent_of_the_capacity_with
         assert list(sc.failures_s) == sorted(sc.failures_s)
     assert busy_scenario(20_000, 7, False, 20, 30) == busy_scenario(20_000, 7, False, 20, 30)
     assert busy_scenario(20_000, 7, False, 20, 30).failures_s != busy_scenario(20_000, 8, False, 20, 30).failures_s
+
+
+def saved(*arms: str, sc: Scenario = SC, targets: tuple[float, float] = (25.0, 45.0)) -> SavedRun:
+    return SavedRun(sc, False, {a: {"arm": 600.0} for a in arms},
+                    {"latency_target_s": targets[0], "recovery_target_s": targets[1], "best_static_s": 30.0},
+                    tuple(arm(a, late_s=0, recovery_s=40.0) for a in arms))
+
+
+def test_arms_of_several_invocations_of_one_scenario_are_one_table_in_their_order() -> None:
+    merged = merge_runs([saved("static-60"), saved("chronos", "static-10")])
+    assert [r.arm for r in merged.records] == ["static-60", "chronos", "static-10"]
+    assert set(merged.laps) == {"static-60", "chronos", "static-10"}
+
+
+def test_runs_that_did_not_see_the_same_trace_kills_or_targets_are_not_one_comparison() -> None:
+    with pytest.raises(ValueError, match="another scenario"):
+        merge_runs([saved("static-60"), saved("chronos", sc=replace(SC, failures_s=(100.0,)))])
+    with pytest.raises(ValueError, match="latency_target_s"):
+        merge_runs([saved("static-60"), saved("chronos", targets=(30.0, 45.0))])
+
+
+def test_an_arm_measured_twice_is_refused_rather_than_one_of_them_picked() -> None:
+    with pytest.raises(ValueError, match="more than one run: static-60"):
+        merge_runs([saved("static-60"), saved("static-60", "chronos")])
+
+
+def test_a_saved_run_reads_back_what_the_bench_wrote() -> None:
+    run = saved("static-60", "chronos")
+    written = json.loads(json.dumps({"scenario": asdict(run.scenario), "quick": run.quick, "laps": run.laps,
+                                     "context": run.context, "records": [asdict(r) for r in run.records]}))
+    assert SavedRun.parse(written) == run
