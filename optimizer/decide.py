@@ -2,7 +2,9 @@
 
 Choice (strategy chronos): among the intervals whose predictions meet both targets with the margin,
 the one with the least checkpoint overhead, i.e. the longest; if none meets both, the cheapest of those
-whose worse ratio to its target is within the policy's tolerance of the least, flagged infeasible.
+whose worse ratio to its target is within the policy's tolerance of the least, flagged infeasible. Only
+intervals near those the models were fitted on are candidates (evaluate's `choice_range_s`): a model flat
+where it was measured says nothing about ten times further out, and "cheapest" would pick the far end.
 Baselines choose their own way (static, Young, Daly). Then stabilization, in this order: startup grace,
 minimum change, cooldown, hourly cap; a retune costs seconds of downtime, so a better interval is not by
 itself a reason to move. Every Decision explains itself with the numbers it was made from.
@@ -179,6 +181,12 @@ def _khaos(candidates: tuple[Assessment, ...]) -> tuple[Assessment | None, float
 
 def decide(evaluation: Evaluation, policy: TunePolicy, now_s: float) -> Decision:
     chosen, wanted, feasible, binding, why = _choose(evaluation, policy)
+    limited = evaluation.choice_range_s
+    if chosen is not None and limited is not None and evaluation.models_range_s is not None \
+            and (limited[0] > policy.interval_min_s or limited[1] < policy.interval_max_s):
+        measured = evaluation.models_range_s
+        why = (f"{why}; chosen within {limited[0]:g}-{limited[1]:g} s ({policy.extrapolation_factor:g}x the "
+               f"{measured[0]:g}-{measured[1]:g} s its models were measured at)")
     current = evaluation.current
     mode = mode_of(evaluation, policy)
 

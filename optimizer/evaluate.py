@@ -82,7 +82,8 @@ class Assessment:
 @dataclass(frozen=True)
 class Evaluation:
     current: Assessment
-    candidates: tuple[Assessment, ...]  # shortest interval first; includes the current one
+    # Shortest interval first; the current one among them unless it lies outside `choice_range_s`.
+    candidates: tuple[Assessment, ...]
     forecast: RateForecast
     observed_rate: float
     observed_p99_ms: float | None
@@ -105,16 +106,50 @@ class Evaluation:
     configured: Assessment | None = None
     wanted_recent: tuple[tuple[float, float], ...] = ()
     recoveries_s: tuple[float, ...] = ()
+    # (shortest, longest) the candidates were limited to: the models' measured intervals, widened by the policy's
+    # extrapolation factor; with `models_range_s`, what the models were fitted on. None: the policy's whole range.
+    choice_range_s: tuple[float, float] | None = None
+    models_range_s: tuple[float, float] | None = None
 
     @property
     def has_models(self) -> bool:
         return self.current.recovery is not None or self.current.latency is not None
 
 
-def candidate_intervals(policy: TunePolicy, current_s: float) -> tuple[float, ...]:
+def candidate_intervals(policy: TunePolicy, current_s: float,
+                        within: tuple[float, float] | None = None) -> tuple[float, ...]:
+    """The policy's log-spaced grid and the current interval; `within` (shortest, longest): only the grid's points
+    in it, its two ends, and the current interval only if it is inside."""
     lo, hi = math.log(policy.interval_min_s), math.log(policy.interval_max_s)
     grid = {round(math.exp(lo + i * (hi - lo) / (policy.candidates - 1)), 1) for i in range(policy.candidates)}
-    return tuple(sorted(grid | {round(current_s, 3)}))
+    if within is None:
+        return tuple(sorted(grid | {round(current_s, 3)}))
+    low, high = within
+    kept = {i for i in grid | {round(current_s, 3)} if low <= i <= high} | {round(low, 1), round(high, 1)}
+    return tuple(sorted(kept))
+
+
+def models_range_s(models: JobModels) -> tuple[float, float] | None:
+    """The intervals the recovery and latency models were both fitted on (either's, where they do not overlap);
+    None when neither says."""
+    ranges = [m.report.intervals_s for m in (models.recovery, models.latency)
+              if m is not None and m.report.intervals_s is not None]
+    if not ranges:
+        return None
+    low, high = max(r[0] for r in ranges), min(r[1] for r in ranges)
+    return (low, high) if low <= high else (min(r[0] for r in ranges), max(r[1] for r in ranges))
+
+
+def choice_range_s(measured: tuple[float, float] | None, policy: TunePolicy) -> tuple[float, float] | None:
+    """What strategy chronos may choose from: the measured range widened by the extrapolation factor, inside the
+    policy's bounds. Baselines judge the policy's whole range, as they were published; so does a model that does not
+    say where it was measured."""
+    if measured is None or policy.strategy != "chronos":
+        return None
+    f = policy.extrapolation_factor
+    low = min(policy.interval_max_s, max(policy.interval_min_s, measured[0] / f))
+    high = max(low, min(policy.interval_max_s, measured[1] * f))
+    return round(low, 1), round(high, 1)
 
 
 def _judged(prediction: Prediction, policy: TunePolicy) -> float:
@@ -159,9 +194,12 @@ def evaluate(history: TuneHistory, models: JobModels, policy: TunePolicy) -> Eva
             calibration = min(4.0, max(0.25, history.p99_ms / predicted_now))
     cost = statistics.median(history.checkpoint_costs_s) if history.checkpoint_costs_s else None
     rate = max(forecast.peak, observed_rate)
-    candidates = tuple(_assess(i, rate, models, policy, calibration, cost)
-                       for i in candidate_intervals(policy, history.interval_s))
-    current = next(c for c in candidates if c.interval_s == round(history.interval_s, 3))
+    measured = models_range_s(models)
+    within = choice_range_s(measured, policy)
+    intervals = candidate_intervals(policy, history.interval_s, within)
+    candidates = tuple(_assess(i, rate, models, policy, calibration, cost) for i in intervals)
+    current = next((c for c in candidates if c.interval_s == round(history.interval_s, 3)), None) \
+        or _assess(round(history.interval_s, 3), rate, models, policy, calibration, cost)
     observed_s = history.now_s - history.observed_since_s
     configured_s = history.interval_s if history.configured_s is None else history.configured_s
     fallback_rate, choice_rate = _fallback_rates(rate, history.rate_ceiling, policy)
@@ -169,8 +207,8 @@ def evaluate(history: TuneHistory, models: JobModels, policy: TunePolicy) -> Eva
     def fallback_at(at_rate: float) -> float | None:
         if at_rate == rate:
             return _fallback_s(candidates, policy.compromise_tolerance)
-        return _fallback_s(tuple(_assess(i, at_rate, models, policy, calibration, cost)
-                                 for i in candidate_intervals(policy, history.interval_s)), policy.compromise_tolerance)
+        return _fallback_s(tuple(_assess(i, at_rate, models, policy, calibration, cost) for i in intervals),
+                           policy.compromise_tolerance)
     return Evaluation(
         current=current,
         candidates=candidates,
@@ -194,6 +232,8 @@ def evaluate(history: TuneHistory, models: JobModels, policy: TunePolicy) -> Eva
         configured=_assess(configured_s, rate, models, policy, calibration, cost) if history.paced else None,
         wanted_recent=history.wanted_recent,
         recoveries_s=history.recoveries_s,
+        choice_range_s=within,
+        models_range_s=measured,
     )
 
 

@@ -31,6 +31,9 @@ class FitReport:
     observations: int
     folds: int
     falling: tuple[str, ...] = ()  # families set aside: their predictions fell as the interval or the rate grew
+    # The shortest and longest interval among the points fitted: where the model has seen the job. Beyond it a
+    # prediction is an extrapolation of whatever shape the family has (flat, for a tree or a GP). None: not known.
+    intervals_s: tuple[float, float] | None = None
 
 
 class Model(Protocol):

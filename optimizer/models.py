@@ -160,7 +160,8 @@ def _fit_best(observations: Sequence[Observation], seed: int, coverage: float, f
     tail = (1 - coverage) / 2
     low, high = (float(np.quantile(ratio, tail)), float(np.quantile(ratio, 1 - tail))) if ratio.size else (0.0, 0.0)
     report = FitReport(best, scores[best][0], tuple((n, round(s, 4)) for n, (s, _) in scores.items()),
-                       len(observations), k, falling)
+                       len(observations), k, falling,
+                       (min(o.interval_s for o in observations), max(o.interval_s for o in observations)))
     return FittedModel(report, fitted[best] if best in fitted else known[best]().fit(x, y), min(low, 0.0), max(high, 0.0))
 
 

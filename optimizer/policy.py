@@ -31,6 +31,12 @@ class TunePolicy(BaseModel):
     interval_min_s: float = Field(1.0, gt=0, le=MAX_SECONDS, description="Shortest interval ever chosen.")
     interval_max_s: float = Field(120.0, gt=0, le=MAX_SECONDS, description="Longest interval ever chosen.")
     candidates: int = Field(24, ge=2, le=200, description="Intervals considered, spaced evenly on a log scale.")
+    extrapolation_factor: float = Field(
+        1.5, ge=1, le=1e6,
+        description="Strategy chronos chooses only intervals within this factor of those its models were fitted on "
+                    "(the profile's, and the live job's own recoveries). Beyond them a model predicts whatever its "
+                    "family's shape says: a busy job's profile measured at 2-20 s, flat there, had chronos run 120 s "
+                    "and recover in 122-171 s against a 52.5 s target. A large factor turns this off.")
     conservative: bool = Field(
         True, description="Judge a candidate by the upper bound of its prediction interval, not its median.")
     safety_margin: float = Field(
