@@ -7,6 +7,8 @@ judged against, and a failure soon after a retune must still be closed with a re
 
 from __future__ import annotations
 
+import pytest
+
 from chronos.tune.failures import FailureWatch, ObservedFailure
 from chronos.tune.readings import LiveReading
 
@@ -55,3 +57,19 @@ def test_without_any_input_rate_a_failure_without_history_is_counted_but_not_jud
     blind = [LiveReading(t * 1000, t not in (10, 12), 2000, None, None, None, None, None) for t in range(0, 60, 2)]
     [failure] = watch(blind, watcher)
     assert failure.failed_ms == 10_000 and failure.recovery_s is None
+
+
+def test_a_recovery_is_modelled_at_the_minute_before_its_mean_load_not_a_burst() -> None:
+    """End offsets read 2 s apart swing around what the generator sends (its bursts on a busy machine); a profile's
+    copies are fed a nominal rate, so a live point must be on the same scale to be fitted with them."""
+    watcher = FailureWatch(hold_s=15, timeout_s=30)  # closed unrecovered at 50 s: only its load is asked here
+
+    def arriving(t: int) -> float:
+        return RATE * (2.5 if t % 8 == 0 else 0.5)  # mean RATE, bursts of 2.5x every 8 s
+
+    readings = [LiveReading(t * 1000, True, 2000, arriving(t), arriving(t), 50.0, None, None) for t in range(-120, 8, 2)]
+    readings += [LiveReading(t * 1000, True, 2000, arriving(t), 0.0, RATE * (t - 7), None, None) for t in range(8, 20, 2)]
+    readings += [LiveReading(t * 1000, False, 2000, arriving(t), None, RATE * 13, None, None, last_failure_ms=20_000)
+                 for t in range(20, 60, 2)]
+    [failure] = watch(readings, watcher)
+    assert failure.rate == pytest.approx(RATE, rel=0.05), "the minute before, not its bursts"
