@@ -7,6 +7,7 @@ shape alone speaks. The busy side by side (issue 30): a profile measured at 2-20
 
 from __future__ import annotations
 
+import functools
 import random
 
 from chronos.optimizer.decide import decide
@@ -18,6 +19,7 @@ PROFILED = (2.0, 3.0, 4.0, 15.0, 20.0)  # the busy profile's intervals
 RATES = (7_600.0, 11_900.0, 16_150.0)
 
 
+@functools.cache  # a fit takes seconds: one per profile, shared by the specifications
 def flat_models(intervals: tuple[float, ...] = PROFILED) -> JobModels:
     """Recovery grows with the load only (50 s at the middle rate), p99 ~18 s: flat in the interval, as measured."""
     rng = random.Random(3)
