@@ -63,6 +63,7 @@ class ExperimentInput:
         self._input_start: dict[Any, int] | None = None
         self._output_start: dict[Any, int] | None = None
         self.report: LoadReport | None = None
+        self.input_read_s: float | None = None  # how long finish() took to count the input: the check's own cost
 
     def _produce(self, prefix: str, stop: threading.Event, keep: bool) -> None:
         try:
@@ -118,7 +119,9 @@ class ExperimentInput:
             raise KafkaUnavailable(f"the experiment's load failed: {self._errors[0]}")
         self._spawn(self._tail_prefix, self._stop_tail, keep=False)
         try:
+            began = self._clock()
             expected = self._input_counts()
+            self.input_read_s = self._clock() - began
             observed: Counter[str] = Counter()
             consumer = groupless_consumer(self.bootstrap, "read_committed")
             deadline = self._clock() + timeout_s
