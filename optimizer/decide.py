@@ -21,6 +21,10 @@ a headroom over that load, so that the next rise does not restart again at once;
 cadence: Flink's timer would cut a longer one short) only when the latency target is at stake at it or the
 cadence wanted is far longer. What this costs in safety: nothing at any load up to the highest seen; a load
 beyond it, with chronos dead before its next decision, is met by an interval chosen for a lower one.
+Nor is it shortened when no interval meets the recovery target at that load: the restart would buy no
+guarantee, only a sliver of predicted recovery, for certain downtime (a busy side-by-side arm restarted twice
+for it, 12 and 14 s, each just after a recovery, at 85 % of the job's capacity). What this costs in safety:
+with chronos dead at such a load, the job recovers at its own interval instead of the compromise, both late.
 """
 
 from __future__ import annotations
@@ -241,7 +245,7 @@ def _paced(evaluation: Evaluation, policy: TunePolicy, now_s: float, wanted: flo
     if restart is not None:
         new_configured, because = restart
         if abs(new_configured - configured) >= max(policy.min_change_abs_s, policy.min_change_rel * configured):
-            held = _restart_held(evaluation, policy, now_s)
+            held = _restart_held(evaluation, policy, now_s) or _no_guarantee(evaluation, configured, new_configured)
             if held is None:
                 return make("retune", min(target, new_configured), new_configured,
                             f"{why}; fallback to {new_configured:g} s: {because}")
@@ -253,6 +257,17 @@ def _paced(evaluation: Evaluation, policy: TunePolicy, now_s: float, wanted: flo
     if change < max(policy.cadence_min_change_abs_s, policy.cadence_min_change_rel * current):
         return keep(f"{why}; cadence change to {target:g} s too small")
     return make("pace", target, None, why)
+
+
+def _no_guarantee(evaluation: Evaluation, configured: float, new_configured: float) -> str | None:
+    """Why a fallback that would shorten is not worth its restart: no interval meets the recovery target at the
+    load the fallback must hold at, so a shorter one guarantees nothing if chronos dies (it only trims a predicted
+    recovery that misses anyway), while the restart's downtime and catch-up are certain, and at such a load long."""
+    if new_configured >= configured or evaluation.fallback_reachable:
+        return None
+    at = f" at {evaluation.fallback_rate:,.0f} ev/s" if evaluation.fallback_rate is not None else ""
+    return (f"no interval meets the recovery target{at}, so a shorter own interval guarantees nothing without "
+            "chronos, and a restart costs downtime and catch-up for certain")
 
 
 def _fallback_restart(evaluation: Evaluation, policy: TunePolicy, configured: float,

@@ -103,6 +103,7 @@ class Evaluation:
     fallback_s: float | None = None
     fallback_choice_s: float | None = None
     fallback_rate: float | None = None
+    fallback_reachable: bool = True  # some candidate meets the recovery target at `fallback_rate`
     configured: Assessment | None = None
     wanted_recent: tuple[tuple[float, float], ...] = ()
     recoveries_s: tuple[float, ...] = ()
@@ -204,11 +205,10 @@ def evaluate(history: TuneHistory, models: JobModels, policy: TunePolicy) -> Eva
     configured_s = history.interval_s if history.configured_s is None else history.configured_s
     fallback_rate, choice_rate = _fallback_rates(rate, history.rate_ceiling, policy)
 
-    def fallback_at(at_rate: float) -> float | None:
-        if at_rate == rate:
-            return _fallback_s(candidates, policy.compromise_tolerance)
-        return _fallback_s(tuple(_assess(i, at_rate, models, policy, calibration, cost) for i in intervals),
-                           policy.compromise_tolerance)
+    def assessed_at(at_rate: float) -> tuple[Assessment, ...]:
+        return candidates if at_rate == rate else tuple(
+            _assess(i, at_rate, models, policy, calibration, cost) for i in intervals)
+    at_fallback = assessed_at(fallback_rate)
     return Evaluation(
         current=current,
         candidates=candidates,
@@ -226,9 +226,10 @@ def evaluate(history: TuneHistory, models: JobModels, policy: TunePolicy) -> Eva
         latency_model_mape=models.latency.report.held_out_mape if models.latency else None,
         paced=history.paced,
         configured_s=configured_s,
-        fallback_s=fallback_at(fallback_rate),
-        fallback_choice_s=fallback_at(choice_rate),
+        fallback_s=_fallback_s(at_fallback, policy.compromise_tolerance),
+        fallback_choice_s=_fallback_s(assessed_at(choice_rate), policy.compromise_tolerance),
         fallback_rate=fallback_rate,
+        fallback_reachable=any(c.recovery_ok for c in at_fallback),
         configured=_assess(configured_s, rate, models, policy, calibration, cost) if history.paced else None,
         wanted_recent=history.wanted_recent,
         recoveries_s=history.recoveries_s,

@@ -193,3 +193,25 @@ def test_before_any_output_a_paced_job_is_paced_for_the_recovery_target_alone() 
     assert "recovery target alone" in decision.reason and recovery_truth(decision.interval_s, 6000) <= 60
     restarted = replace(silent, paced=False)
     assert decide(evaluated(restarted), POLICY, now_s=NOW).action == "keep", "a restart waits for the p99"
+
+
+def test_a_recovery_target_out_of_reach_never_restarts_the_job_to_shorten_its_own_interval() -> None:
+    """A busy side by side restarted the job twice for it (12 and 14 s of downtime, each right after a recovery):
+    with no interval meeting the target at that load, a shorter fallback guarantees nothing."""
+    strict = POLICY.model_copy(update={"recovery_s": 5.0})
+    h = replace(paced(10, 6000, configured_s=120), rate_ceiling=6000)
+    evaluation = evaluate(h, models(), strict)
+    assert not evaluation.fallback_reachable and evaluation.fallback_s is not None and evaluation.fallback_s < 120
+    decision = decide(evaluation, strict, now_s=NOW)
+    assert decision.action == "pace" and decision.fallback_s is None, decision.explain()
+    assert decision.interval_s < 10, "the cadence, free to change, still goes to the compromise"
+    assert "guarantees nothing" in decision.reason and "6,000 ev/s" in decision.reason
+
+
+def test_the_same_job_with_a_target_in_reach_is_restarted_to_a_fallback_that_meets_it() -> None:
+    h = replace(paced(10, 6000, configured_s=120), rate_ceiling=6000)
+    evaluation = evaluate(h, models(), POLICY)
+    assert evaluation.fallback_reachable
+    decision = decide(evaluation, POLICY, now_s=NOW)
+    assert decision.action == "retune" and decision.fallback_s is not None, decision.explain()
+    assert recovery_truth(decision.fallback_s, 6000) <= 60
