@@ -39,6 +39,7 @@ from chronos.tune.outages import OutageEvent, Outages
 from chronos.tune.qos_account import QosAccount
 from chronos.tune.readings import NEEDED_FOR_DECISIONS, NEEDED_FOR_FAILURES, LiveReading
 from chronos.tune.retune import Realizer, RetuneOutcome, TunedJob
+from chronos.tune.sustained_load import sustained_rate
 
 RETUNE_RETRY = Backoff(first_s=30.0, factor=2.0, max_s=600.0)  # a failed retune, finished from the journal
 MAX_EVENTS = 1000  # retune and failure times kept (the hourly cap needs an hour, the MTBF a few hundred)
@@ -96,7 +97,7 @@ class LoopState:
     last_reading: LiveReading | None = None
     wanted: deque[tuple[float, float]] = field(default_factory=lambda: deque(maxlen=MAX_EVENTS))
     recoveries_s: deque[float] = field(default_factory=lambda: deque(maxlen=MAX_EVENTS))  # measured on the live job
-    rate_ceiling: float | None = None  # the highest input rate seen by this tuner (the fallback's ceiling rule)
+    rate_ceiling: float | None = None  # the highest one-minute mean input rate seen by this tuner (the ceiling rule)
 
 
 class TuneLoop:
@@ -191,8 +192,9 @@ class TuneLoop:
         for event in self._outages.feed(reading.failures, now):
             self._observer.outage(self.state.job, event)
         self._readings.append((now, reading))
-        if reading.input_rate is not None:
-            self.state.rate_ceiling = max(self.state.rate_ceiling or 0.0, reading.input_rate)
+        sustained = sustained_rate(((t, r.input_rate) for t, r in reversed(self._readings)), now)
+        if sustained is not None:
+            self.state.rate_ceiling = max(self.state.rate_ceiling or 0.0, sustained)
         while self._readings and now - self._readings[0][0] > self._settings.history_s:
             self._readings.popleft()
         failure = None
