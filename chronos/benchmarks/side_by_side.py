@@ -244,10 +244,30 @@ def p90(values: Sequence[float]) -> float | None:
     return statistics.quantiles(values, n=10, method="inclusive")[-1] if len(values) > 1 else values[0]
 
 
+def frontier_at(statics: Sequence[ArmFigures], share: float) -> tuple[float, str] | None:
+    """The static frontier's QoS-violation seconds at a checkpoint share, and which arms give it: the best static arm
+    that checkpoints no more, or the line between two static arms on either side of the share where it is lower (a
+    user could have set any interval between two measured ones). None: no static arm checkpoints as little."""
+    cheaper = [f for f in statics if f.checkpoint_share <= share]
+    if not cheaper:
+        return None
+    best = min(cheaper, key=qos_s)
+    value, said = qos_s(best), best.arm
+    for low in cheaper:
+        for high in (f for f in statics if f.checkpoint_share > share):
+            at = qos_s(low) + (qos_s(high) - qos_s(low)) * (share - low.checkpoint_share) / (
+                high.checkpoint_share - low.checkpoint_share)
+            if at < value:
+                value, said = at, f"the line from {low.arm} to {high.arm}"
+    return value, said
+
+
 def verdict(figures: Sequence[ArmFigures], scenario_name: str = "idle") -> list[str]:
     """The issue's goals, line by line: MET or NOT MET, with the numbers. The contender is the best of chronos's
-    arms. Busy: half the QoS-violation seconds of the best static interval among those that checkpoint no more than
-    it (the static frontier read at its checkpoint time), half of Young/Daly's, fewer than Khaos-style's, and
+    arms. Busy: half the QoS-violation seconds of the static frontier read at its checkpoint time (`frontier_at`:
+    the best static arm that checkpoints no more, or the line to one that checkpoints more where that is lower;
+    until 2026-12-05 the first alone, which judged a busy run's chronos at 14.8 % against static 30 s at 5.6 % while
+    static 10 s at 16.1 % had 39 % fewer violations), half of Young/Daly's, fewer than Khaos-style's, and
     recovery within the goal in the arm with the proposed settings. Idle and own job: no more violation seconds
     than the best static interval."""
     ok = [f for f in figures if not f.error]
@@ -264,8 +284,14 @@ def verdict(figures: Sequence[ArmFigures], scenario_name: str = "idle") -> list[
             lines.append(f"NOT MET: no static arm checkpoints as little as {mine.arm} "
                          f"({100 * mine.checkpoint_share:.2f}% of the time; the least, {cheapest.arm}, "
                          f"{100 * cheapest.checkpoint_share:.2f}%): the frontier cannot be read at its checkpoint time")
-        for label, rivals in (("the best static interval at no more checkpoint time", cheaper),
-                              ("Young/Daly", [f for f in ok if f.arm == "young-daly"])):
+        frontier = frontier_at(statics, mine.checkpoint_share)
+        if frontier is not None:
+            value, said = frontier
+            cut = 1 - qos_s(mine) / value if value else (0.0 if qos_s(mine) == 0 else -math.inf)
+            lines.append(f"{'MET' if cut >= 0.5 else 'NOT MET'}: >= 50% fewer QoS-violation s than the static frontier "
+                         f"at no more checkpoint time ({said}, read at {100 * mine.checkpoint_share:.2f}%): {mine.arm} "
+                         f"{qos_s(mine):.0f} s vs {value:.0f} s ({100 * cut:.0f}% fewer)")
+        for label, rivals in (("Young/Daly", [f for f in ok if f.arm == "young-daly"]),):
             if rivals:
                 best = min(rivals, key=qos_s)
                 cut = 1 - qos_s(mine) / qos_s(best) if qos_s(best) else (0.0 if qos_s(mine) == 0 else -math.inf)

@@ -14,6 +14,7 @@ from chronos.benchmarks.side_by_side import (
     SavedRun,
     Scenario,
     busy_scenario,
+    frontier_at,
     merge_runs,
     scenario,
     summarise,
@@ -81,11 +82,12 @@ def test_busy_wants_half_the_violations_of_the_best_static_that_checkpoints_no_m
     arms = [qos("static-10", 100, 0.03), qos("static-20", 70, 0.02), qos("static-60", 300, 0.005),
             qos("young-daly", 90, 0.02), qos("khaos", 80, 0.01), qos("chronos", 30, 0.02)]
     lines = verdict(arms, "busy")
-    assert lines[0].startswith("MET") and "static-20" in lines[0], "static-10 checkpoints more: not on the frontier"
+    assert lines[0].startswith("MET") and "(static-20, read at 2.00%)" in lines[0], "static-10 checkpoints more"
     assert lines[1].startswith("MET") and "Young/Daly" in lines[1]
     assert lines[2].startswith("MET") and lines[3].startswith("NOTE") and lines[4].startswith("MET")
     cheap = verdict([*arms[:5], qos("chronos", 200, 0.01)], "busy")
-    assert cheap[0].startswith("NOT MET") and "static-60" in cheap[0], "at 1 % only static-60 checkpoints as little"
+    assert cheap[0].startswith("NOT MET") and "the line from static-60 to static-20" in cheap[0], cheap[0]
+    assert "vs 223 s" in cheap[0], "a third of the way from static-60 (0.5 %, 300 s) to static-20 (2 %, 70 s)"
     thrifty = verdict([*arms[:5], qos("chronos", 10, 0.001)], "busy")
     assert thrifty[0].startswith("NOT MET") and "frontier cannot be read" in thrifty[0], "said, not guessed"
 
@@ -176,3 +178,16 @@ def test_a_saved_run_reads_back_what_the_bench_wrote() -> None:
     written = json.loads(json.dumps({"scenario": asdict(run.scenario), "quick": run.quick, "laps": run.laps,
                                      "context": run.context, "records": [asdict(r) for r in run.records]}))
     assert SavedRun.parse(written) == run
+
+
+def test_the_frontier_is_read_between_the_static_arms_on_either_side_of_the_contender_s_checkpoint_time() -> None:
+    """A contender checkpointing a little less than static-10 is not judged against static-30 alone: any interval
+    between the two was there to be set (the busy run of 2026-12-05: chronos 14.8 %, static-30 5.6 %, static-10 16.1 %)."""
+    statics = [qos("static-30", 1604, 0.0564), qos("static-10", 974, 0.1612), qos("static-60", 1649, 0.0326)]
+    value, said = frontier_at(statics, 0.1484)  # type: ignore[misc]
+    assert said == "the line from static-60 to static-10" and value == pytest.approx(1041, abs=1), "below static-30's"
+    assert frontier_at(statics, 0.0326) == (1649, "static-60"), "at the cheapest arm: that arm"
+    assert frontier_at(statics, 0.0564)[0] < 1604, "static-30 lies above the line from static-60 to static-10"  # type: ignore[index]
+    assert frontier_at(statics, 0.01) is None
+    line = verdict([*statics, qos("chronos", 710, 0.1484)], "busy")[0]
+    assert line.startswith("NOT MET") and "710 s vs 1041 s (32% fewer)" in line, line
