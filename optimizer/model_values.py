@@ -34,6 +34,12 @@ class FitReport:
     # The shortest and longest interval among the points fitted: where the model has seen the job. Beyond it a
     # prediction is an extrapolation of whatever shape the family has (flat, for a tree or a GP). None: not known.
     intervals_s: tuple[float, float] | None = None
+    # What the held-out error is to be read against (chronos.optimizer.model_trust): the error of predicting a repeat
+    # by the mean of the other repeats at its setting (None: nothing measured twice), and the share of points the
+    # prediction interval (`coverage`, nominal) covered when cut without them (None: too few points to tell).
+    noise_floor_mape: float | None = None
+    coverage: float = 0.8
+    held_out_coverage: float | None = None
 
 
 class Model(Protocol):

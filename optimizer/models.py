@@ -28,6 +28,7 @@ from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import FunctionTransformer, PolynomialFeatures, StandardScaler
 
 from chronos.optimizer.grid import GridModel
+from chronos.optimizer.model_trust import held_out_coverage, repeat_noise_floor
 from chronos.optimizer.model_values import FitReport, Observation, Prediction
 
 __all__ = ["FitReport", "FittedModel", "Observation", "Prediction", "family_names", "fit_best", "fit_grid",
@@ -161,7 +162,8 @@ def _fit_best(observations: Sequence[Observation], seed: int, coverage: float, f
     low, high = (float(np.quantile(ratio, tail)), float(np.quantile(ratio, 1 - tail))) if ratio.size else (0.0, 0.0)
     report = FitReport(best, scores[best][0], tuple((n, round(s, 4)) for n, (s, _) in scores.items()),
                        len(observations), k, falling,
-                       (min(o.interval_s for o in observations), max(o.interval_s for o in observations)))
+                       (min(o.interval_s for o in observations), max(o.interval_s for o in observations)),
+                       repeat_noise_floor(observations), coverage, held_out_coverage(ratio.tolist(), coverage))
     return FittedModel(report, fitted[best] if best in fitted else known[best]().fit(x, y), min(low, 0.0), max(high, 0.0))
 
 

@@ -367,9 +367,24 @@ def profile_report(
                   + (f"; set aside, as they predict a recovery falling with the interval or the load: "
                      f"{', '.join(fit.falling)}" if fit.falling and fit.family not in fit.falling else "")
                   + ("; every family's predictions fall with the interval or the load: the data does not say how "
-                     "it grows" if fit.family in fit.falling else ""))
+                     "it grows" if fit.family in fit.falling else "")
+                  + f"; {_trust(fit)}")
     for path in written:
         out.print(f"plot: {path}")
+
+
+def _trust(fit: FitReport) -> str:
+    """The held-out error against what the data allows, and whether the intervals cover what they claim."""
+    from chronos.optimizer.model_trust import at_noise_floor
+
+    floor = ("no setting measured twice: repeat-noise floor unknown" if fit.noise_floor_mape is None
+             else f"repeat-noise floor {fit.noise_floor_mape:.0%}"
+             + (": at the floor, as good as the measurements allow" if at_noise_floor(fit.held_out_mape,
+                                                                                      fit.noise_floor_mape)
+                else ": above the floor"))
+    cover = (f"too few points to check its {fit.coverage:.0%} intervals" if fit.held_out_coverage is None
+             else f"its {fit.coverage:.0%} intervals covered {fit.held_out_coverage:.0%} held out")
+    return f"{floor}; {cover}"
 
 
 def _phase_table(phases: Sequence[PhaseRow]) -> Table:

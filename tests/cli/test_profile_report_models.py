@@ -24,3 +24,15 @@ def test_the_report_names_the_families_set_aside_and_keeps_one_that_rises(tmp_pa
     as_json = chronos("profile", "report", "--db", str(db), "--models", "--json")
     recovery = json.loads(as_json.stdout)["models"]["recovery"]
     assert "gradient-boosting" in recovery["falling"] and recovery["family"] not in recovery["falling"]
+
+
+def test_the_report_reads_each_error_against_the_noise_floor_and_checks_the_intervals(tmp_path: Path) -> None:
+    """That profile killed each copy once: no setting was measured twice, so the floor is said to be unknown rather
+    than the error read as the model's alone; four points per model cut no interval worth checking."""
+    db = tmp_path / "profile.db"
+    shutil.copyfile(PROFILE, db)
+    text = chronos("profile", "report", "--db", str(db), "--models")
+    said = " ".join(text.stdout.split())
+    assert said.count("repeat-noise floor unknown") == 2 and said.count("too few points to check its 80% intervals") == 2
+    recovery = json.loads(chronos("profile", "report", "--db", str(db), "--models", "--json").stdout)["models"]["recovery"]
+    assert recovery["noise_floor_mape"] is None and recovery["held_out_coverage"] is None and recovery["coverage"] == 0.8

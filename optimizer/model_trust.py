@@ -1,0 +1,62 @@
+"""How far a model can be trusted, said in the two numbers a held-out error alone hides.
+
+- The repeat-noise floor: a recovery measured twice at the same interval and load comes out differently (two
+  kills of one profile copy, 25-47 s at one setting on a shared two-core host). No model of interval and load
+  predicts a repeat better than the mean of the other repeats does, so a held-out error near that floor says "the
+  measurements are this noisy", not "the model is this wrong" (issue 31).
+- The held-out coverage of the prediction intervals: the intervals come from held-out residual quantiles; whether
+  an 80 % interval covers 80 % of points it was not built from is checked leaving each point out of the quantiles
+  it is judged by (judged on the same residuals, any quantile covers what it was cut from).
+Pure: values in, values out.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+
+import numpy as np
+
+from chronos.optimizer.model_values import Observation
+
+AT_FLOOR_MARGIN = 0.05  # a held-out error within 5 points of the noise floor is as good as the data allows
+MIN_COVERAGE_POINTS = 5  # fewer residuals than this cut no quantile worth checking
+
+
+def repeat_noise_floor(observations: Sequence[Observation]) -> float | None:
+    """Mean absolute percentage error of predicting each repeated measurement by the mean of the other repeats at
+    the same interval and load; None when nothing was measured twice at one setting."""
+    groups: dict[tuple[float, float], list[float]] = defaultdict(list)
+    for o in observations:
+        groups[(round(o.interval_s, 3), round(o.rate))].append(o.value)
+    errors = []
+    for values in groups.values():
+        if len(values) < 2:
+            continue
+        total = sum(values)
+        for value in values:
+            if value == 0:
+                continue
+            others = (total - value) / (len(values) - 1)
+            errors.append(abs(value - others) / abs(value))
+    return float(np.mean(errors)) if errors else None
+
+
+def at_noise_floor(held_out_mape: float, floor: float | None) -> bool:
+    """Whether a model's held-out error is as low as the repeats' own scatter lets any model get."""
+    return floor is not None and held_out_mape <= floor + AT_FLOOR_MARGIN
+
+
+def held_out_coverage(ratios: Sequence[float], coverage: float) -> float | None:
+    """The share of held-out residual ratios (value / held-out prediction - 1) that fall inside the interval cut
+    from the others' quantiles (widened to include 0, as the fitted model's interval is); None with too few."""
+    r = np.asarray([x for x in ratios if np.isfinite(x)], dtype=float)
+    if r.size < MIN_COVERAGE_POINTS:
+        return None
+    tail = (1 - coverage) / 2
+    inside = 0
+    for i in range(r.size):
+        rest = np.delete(r, i)
+        low, high = min(float(np.quantile(rest, tail)), 0.0), max(float(np.quantile(rest, 1 - tail)), 0.0)
+        inside += int(low <= r[i] <= high)
+    return inside / r.size
