@@ -9,6 +9,7 @@ worker's events arrive behind it.
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
 import queue
 import signal
 import time
@@ -36,6 +37,7 @@ class LoadPlan:
     duration_s: float | None = None
     count: int | None = None
     workers: int = 1
+    niceness: int = 0  # the workers' OS priority: a profiling copy's load runs below the live job
 
     def share(self, worker: int) -> tuple[int, int, int | None]:
         """(first vehicle, vehicles, events) of one worker."""
@@ -59,8 +61,11 @@ class WorkerFailed:
 WorkerBody = Callable[[Any, int, Synchronized, Event], LoadReport]  # type: ignore[type-arg]
 
 
-def _worker(body: WorkerBody, plan: Any, index: int, sent: Synchronized, stop: Event, results: mp.Queue) -> None:  # type: ignore[type-arg]
+def _worker(body: WorkerBody, plan: Any, index: int, sent: Synchronized, stop: Event, results: mp.Queue,  # type: ignore[type-arg]
+            niceness: int = 0) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole process group; the parent stops us
+    if niceness:
+        os.nice(niceness)  # a profiling copy's load: below the live job's processes (RunWorkers.niceness)
     try:
         results.put(body(plan, index, sent, stop))
     except Exception as exc:  # noqa: BLE001 - a worker's failure goes to the parent, never a traceback on stderr
@@ -98,7 +103,7 @@ def run_parallel_load(
         raise ValueError("workers must be between 1 and the number of vehicles")
     start = time.monotonic()
     reports = run_worker_processes(_produce, plan, plan.workers, plan.profile, on_progress=on_progress,
-                                   should_stop=should_stop)
+                                   should_stop=should_stop, niceness=plan.niceness)
     if close_windows:
         sink = KafkaEventSink(plan.bootstrap, plan.topic)
         for partition in sink.partitions():
@@ -120,14 +125,17 @@ def run_worker_processes(
     *,
     on_progress: Callable[[LoadProgress], None] | None = None,
     should_stop: Callable[[], bool] = lambda: False,
+    niceness: int = 0,
 ) -> list[LoadReport]:
-    """Run `body(plan, index, sent, stop)` in `workers` spawned processes (picklable plan, module-level body),
-    adding up their progress; a worker that fails stops the others and is said in one line."""
+    """Run `body(plan, index, sent, stop)` in `workers` spawned processes (picklable plan, module-level body; at
+    `niceness` below this process's OS priority), adding up their progress; a worker that fails stops the others
+    and is said in one line."""
     ctx = mp.get_context("spawn")
     sent = ctx.Value("q", 0)
     stop = ctx.Event()
     results: mp.Queue = ctx.Queue()  # type: ignore[type-arg]
-    procs = [ctx.Process(target=_worker, args=(body, plan, i, sent, stop, results), daemon=True) for i in range(workers)]
+    procs = [ctx.Process(target=_worker, args=(body, plan, i, sent, stop, results, niceness),
+                         daemon=True) for i in range(workers)]
     start = time.monotonic()
     for proc in procs:
         proc.start()

@@ -31,6 +31,7 @@ class ReplayPlan:
     event_time_paths: tuple[str, ...] = ()
     duration_s: float = 24 * 3600
     workers: int = 1
+    niceness: int = 0  # the producers' OS priority: a profiling copy's input runs below the live job
 
 
 class RecordProducer:
@@ -92,4 +93,5 @@ def _replay(plan: ReplayPlan, index: int, sent: Synchronized, stop: Event) -> Lo
 
 
 def run_replay(plan: ReplayPlan, should_stop: threading.Event) -> list[LoadReport]:
-    return run_worker_processes(_replay, plan, plan.workers, plan.profile, should_stop=should_stop.is_set)
+    return run_worker_processes(_replay, plan, plan.workers, plan.profile, should_stop=should_stop.is_set,
+                                niceness=plan.niceness)

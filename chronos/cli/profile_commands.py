@@ -212,6 +212,9 @@ def profile_run(
                   + f" over {sample.window_s:g} s, {len(sample.key_shares(10**9)):,} keys", highlight=False)
     study = ProfileStudy(f"sqlite:///{store.path}", profile_id, space, settings.seed)
     pool = wiring.profiling_pool(sd, profile_id, state, slots=spec.parallelism or 1)
+    if not as_json:
+        err.print(f"copies run at OS priority nice {pool.niceness}, the live cluster's at 0: on this host they take "
+                  "the CPU the live job leaves", highlight=False)
     columns = (TextColumn("{task.description}", markup=False), BarColumn(),  # a run's phase can hold Flink's words
                TextColumn("{task.fields[count]}", markup=False), TimeElapsedColumn(),
                TextColumn("{task.fields[status]}", markup=False))

@@ -150,7 +150,8 @@ class KillTaskManager:
         detail = f"killed pid {victim.pid}" + (f" and its {len(workers)} Python worker(s)" if workers else "")
         survivors = tuple(record for record in state.taskmanagers if record.pid != victim.pid)
         if self._replace:
-            new = start_taskmanager(find_distribution(), state.flink_home, account_of(Path(state.services_dir)))
+            new = start_taskmanager(find_distribution(), state.flink_home, account_of(Path(state.services_dir)),
+                                    state.niceness)
             survivors += (new,)
             detail += f", started pid {new.pid}"
         save_state(state.model_copy(update={"taskmanagers": survivors}))
@@ -161,7 +162,8 @@ class KillTaskManager:
         state = _state(self._stack_dir)
         live = tuple(record for record in state.taskmanagers if check(record).ours)
         if not live:
-            live = (start_taskmanager(find_distribution(), state.flink_home, account_of(Path(state.services_dir))),)
+            live = (start_taskmanager(find_distribution(), state.flink_home, account_of(Path(state.services_dir)),
+                                      state.niceness),)
         save_state(state.model_copy(update={"taskmanagers": live}))
 
 

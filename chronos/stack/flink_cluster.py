@@ -41,6 +41,7 @@ class FlinkClusterSettings:
     # Checked `key: value` Flink settings laid over ours (chronos.optimizer.recovery_config: the recovery settings).
     extra_conf: tuple[tuple[str, str], ...] = ()
     taskmanagers: int = 1  # one the jobs need, and any spare ones kept idle for a restart to land on at once
+    niceness: int = 0  # the daemons' OS priority: they inherit it from the script that starts them
 
     @property
     def conf_dir(self) -> Path:
@@ -185,10 +186,18 @@ def prepare_home(dist: FlinkDistribution, s: FlinkClusterSettings) -> None:
     s.account.own(s.home)
 
 
+def niced(niceness: int) -> list[str]:
+    """The prefix that starts a command at a lower OS priority (coreutils' nice; a no-op at 0). Not preexec_fn:
+    it is not safe in a process with threads, and a profile starts clusters from several."""
+    if not 0 <= niceness <= 19:
+        raise StackError(f"niceness must be 0 to 19, got {niceness}")
+    return ["nice", "-n", str(niceness)] if niceness else []
+
+
 def _run_script(dist: FlinkDistribution, s: FlinkClusterSettings, script: str, *args: str) -> None:
     env = script_env(s.conf_dir, s.log_dir, s.pid_dir, s.lib_dir, s.account.run_as())
     done = subprocess.run(
-        ["bash", str(dist.bin / script), *args], env=env, capture_output=True, text=True,
+        [*niced(s.niceness), "bash", str(dist.bin / script), *args], env=env, capture_output=True, text=True,
         stdin=subprocess.DEVNULL, timeout=SCRIPT_TIMEOUT_S, **s.account.popen_kwargs(),
     )
     if done.returncode != 0:
@@ -273,13 +282,16 @@ def wait_ready(rest_url: str, slots: int, processes: list[ProcessRecord], timeou
     raise StackError(f"Flink at {rest_url} did not become ready: {last}")
 
 
-def start_taskmanager(dist: FlinkDistribution, flink_home: Path, account: ServiceAccount) -> ProcessRecord:
-    """Start one more TaskManager with the cluster's config; return its record (a fault's replacement)."""
+def start_taskmanager(dist: FlinkDistribution, flink_home: Path, account: ServiceAccount,
+                      niceness: int = 0) -> ProcessRecord:
+    """Start one more TaskManager with the cluster's config (at its OS priority); return its record (a fault's
+    replacement)."""
     conf, log, pid_dir, lib = flink_home / "conf", flink_home / "log", flink_home / "pid", flink_home / "lib"
     before = set(_read_pids(pid_dir, TASKMANAGER_DAEMON))
     env = script_env(conf, log, pid_dir, lib if lib.exists() else None, account.run_as())
-    done = subprocess.run(["bash", str(dist.bin / "taskmanager.sh"), "start"], env=env, capture_output=True,
-                          text=True, stdin=subprocess.DEVNULL, timeout=SCRIPT_TIMEOUT_S, **account.popen_kwargs())
+    done = subprocess.run([*niced(niceness), "bash", str(dist.bin / "taskmanager.sh"), "start"], env=env,
+                          capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=SCRIPT_TIMEOUT_S,
+                          **account.popen_kwargs())
     new = [pid for pid in _read_pids(pid_dir, TASKMANAGER_DAEMON) if pid not in before]
     if done.returncode != 0 or not new:
         raise StackError(f"could not start a TaskManager: {(done.stderr or done.stdout).strip()[-300:]}")

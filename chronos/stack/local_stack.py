@@ -54,6 +54,10 @@ class StackOptions:
     # config, and TaskManagers kept idle beside the one the jobs need.
     flink_settings: tuple[tuple[str, str], ...] = ()
     spare_taskmanagers: int = 0
+    # The OS priority (nice, 0-19) of the cluster's Flink processes and of what they start (Python UDF workers, a
+    # replacement TaskManager): a profiling cluster runs below the live one, so on a shared host the copies take
+    # what the live job leaves rather than what it needs (issue 31).
+    niceness: int = 0
 
 
 @dataclass(frozen=True)
@@ -139,7 +143,7 @@ def up(options: StackOptions, report: Report = _quiet) -> tuple[StackState, bool
         settings = flink_cluster.FlinkClusterSettings(
             home=services / "flink", rest_port=rest_port, rpc_port=rpc_port, prometheus_port_base=prom_base,
             account=account, slots=options.slots, extra_lib_jars=(artifacts.connector_jar,), jvm_opts=options.jvm_opts,
-            extra_conf=options.flink_settings, taskmanagers=1 + options.spare_taskmanagers,
+            extra_conf=options.flink_settings, taskmanagers=1 + options.spare_taskmanagers, niceness=options.niceness,
         )
         spare = f" and {options.spare_taskmanagers} spare TaskManager(s)" if options.spare_taskmanagers else ""
         report(f"starting Flink {options.slots}-slot session cluster{spare}, REST on 127.0.0.1:{rest_port}")
@@ -167,7 +171,7 @@ def up(options: StackOptions, report: Report = _quiet) -> tuple[StackState, bool
         taskmanagers=tuple(taskmanagers), slots=options.slots, kafka_lib=str(artifacts.kafka_lib),
         connector_jar=str(artifacts.connector_jar), services_dir=str(services),
         service_user=account.name if account.separate else None, kafka_host=kafka_host, jvm_opts=options.jvm_opts,
-        flink_settings=options.flink_settings, spare_taskmanagers=options.spare_taskmanagers,
+        flink_settings=options.flink_settings, spare_taskmanagers=options.spare_taskmanagers, niceness=options.niceness,
     )
     save_state(state)
     return state, True
@@ -196,7 +200,7 @@ def restart_flink(stack_dir: Path, flink_settings: tuple[tuple[str, str], ...], 
         home=flink_home, rest_port=state.flink_rest_port, rpc_port=state.flink_rpc_port,
         prometheus_port_base=state.prometheus_port_base, account=account_of(Path(state.services_dir)),
         slots=state.slots, extra_lib_jars=(Path(state.connector_jar),), jvm_opts=state.jvm_opts,
-        extra_conf=flink_settings, taskmanagers=1 + spare_taskmanagers)
+        extra_conf=flink_settings, taskmanagers=1 + spare_taskmanagers, niceness=state.niceness)
     spare = f" and {spare_taskmanagers} spare TaskManager(s)" if spare_taskmanagers else ""
     report(f"starting Flink again{spare}" + "".join(f"\n  with {k}: {v}" for k, v in flink_settings))
     jobmanager, taskmanagers = flink_cluster.start_cluster(find_distribution(), settings)

@@ -67,6 +67,7 @@ class StackState(BaseModel):
     # and the TaskManagers kept idle beside the one the jobs need (a restart lands on them at once).
     flink_settings: tuple[tuple[str, str], ...] = ()
     spare_taskmanagers: int = Field(default=0, ge=0, le=2)
+    niceness: int = Field(default=0, ge=0, le=19)  # its Flink processes' OS priority (StackOptions.niceness)
 
     @property
     def slots_total(self) -> int:

@@ -3,6 +3,7 @@ and resumed, with the live job running untouched beside them (exactly-once check
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
 import subprocess
@@ -12,6 +13,7 @@ import time
 import uuid
 from pathlib import Path
 
+import psutil
 import pytest
 
 from chronos.flink.rest import FlinkRestClient
@@ -19,7 +21,8 @@ from chronos.jobs.bounded_input import ExperimentInput
 from chronos.jobs.topic_offsets import TopicEndOffsets
 from chronos.profiler.store import ProfileStore
 from chronos.profiler.workload import record_trace
-from chronos.stack.state import StackState
+from chronos.stack.profiling_clusters import COPY_NICENESS
+from chronos.stack.state import StackState, load_state
 from tests.conftest import BackgroundLoad, DemoJob, wait_until
 from tests.support.cli import assert_one_line_error, chronos, submit_demo
 from tests.support.processes import leftovers
@@ -73,6 +76,17 @@ def _assert_nothing_left(stack: StackState, sd: Path, clusters: ClusterWatch) ->
     assert _profile_topics(stack.bootstrap) == [], "a profiling topic was left on the broker"
 
 
+def _assert_copies_run_below_the_live_job(sd: Path) -> None:
+    """A copy's Flink processes run at COPY_NICENESS, the live stack's at 0: on a shared host the copies take the
+    CPU the live job leaves (issue 31)."""
+    copy, live = next(load_state(p.parent) for p in (sd / "profiling").glob("*/*/stack.json")), load_state(sd)
+    assert copy is not None and live is not None and copy.niceness == COPY_NICENESS and live.niceness == 0
+    for state, niceness in ((copy, COPY_NICENESS), (live, 0)):
+        for record in (state.jobmanager, *state.taskmanagers):
+            with contextlib.suppress(psutil.NoSuchProcess):  # a fault may have just killed and replaced it
+                assert psutil.Process(record.pid).nice() == niceness, record
+
+
 PROFILE = ["--rate", "400", "--intervals", "2s..6s", "--parallel", "2", "--faults", "1", "--steady", "8s",
            "--warmup", "8s", "--hold", "5s", "--timeout", "120s", "--budget", "30m"]
 
@@ -99,6 +113,7 @@ def test_a_small_profile_is_interrupted_resumed_and_leaves_the_live_job_untouche
             assert proc.poll() is None, proc.communicate()[1][-2000:]
             wait_until(lambda: len(list((sd / "profiling").glob("*/*/stack.json"))) >= 1, 120, 0.2,
                        what="a run under way")
+            _assert_copies_run_below_the_live_job(sd)
             proc.send_signal(signal.SIGINT)
             _, stderr = proc.communicate(timeout=300)
         finally:
