@@ -4,6 +4,10 @@ told back, until the run count or the time budget is spent or the user stops it.
 Stopping sets one event (the CLI sets it on Ctrl-C or SIGTERM): runs in flight end at their next step
 and clean up after themselves, completed runs stay stored, and the interrupted trials are queued again
 by the next `--resume`. The loop waits for every run to be cleaned up before it returns.
+
+With a guard (chronos.profiler.live_watch), no run starts while the guard holds the live job out of its band: the
+slot waits, GUARD_RECHECK_S at a time, at most MAX_PAUSE_S per run (a live job whose own load grew would otherwise
+stall the profile for good; the pause is reported either way).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from dataclasses import dataclass
 
 from chronos.errors import InvalidInput
 from chronos.profiler.events import ProfileEvents
+from chronos.profiler.live_watch import GuardVerdict
 from chronos.profiler.records import ProfileRun, RunConfig
 from chronos.profiler.run import ClusterPool, RunInterrupted, RunPlan, execute_run
 from chronos.profiler.store import ProfileStore
@@ -35,6 +40,12 @@ class ProfileOutcome:
     requeued: int
     interrupted: bool
     elapsed_s: float
+    pauses: int = 0  # runs held back while the live job was out of its band
+    paused_s: float = 0.0
+
+
+GUARD_RECHECK_S = 5.0
+MAX_PAUSE_S = 120.0
 
 
 def check_budget(plan: RunPlan, limits: ProfileLimits, smallest_interval_s: float) -> None:
@@ -55,19 +66,41 @@ def run_profile(
     events: ProfileEvents | None = None,
     clock: Callable[[], float] = time.monotonic,
     execute: Callable[..., ProfileRun] = execute_run,
+    guard: Callable[[], GuardVerdict] | None = None,
+    recheck_s: float = GUARD_RECHECK_S,
 ) -> ProfileOutcome:
     events = events or ProfileEvents()
     start = clock()
     lock = threading.Lock()
     requeued = study.requeue_interrupted()
     counts = {"completed": 0, "failed": 0, "asked": 0}
+    paused: dict[str, float] = {"pauses": 0, "seconds": 0.0}
+
+    def wait_for_the_live_job(slot: int) -> None:
+        """Hold this slot's next run while the guard says the live job is out of its band."""
+        if guard is None:
+            return
+        verdict = guard()
+        if verdict.admit:
+            return
+        since = clock()
+        with lock:
+            paused["pauses"] += 1
+        while not verdict.admit and not stop.is_set() and clock() - since < MAX_PAUSE_S:
+            events.run_phase(slot, f"paused: {verdict.why}")
+            stop.wait(recheck_s)
+            verdict = guard()
+        with lock:
+            paused["seconds"] += clock() - since
     done_before = study.completed()
+
+    def wanted() -> bool:
+        """Whether another run is to start at all (lock held)."""
+        return not stop.is_set() and (limits.max_runs is None or done_before + counts["asked"] < limits.max_runs)
 
     def next_trial() -> tuple[int, RunConfig] | None:
         with lock:
-            if stop.is_set():
-                return None
-            if limits.max_runs is not None and done_before + counts["asked"] >= limits.max_runs:
+            if not wanted():
                 return None
             number, config = study.ask()
             if limits.budget_s is not None and clock() - start + plan.estimate_s(config.interval_ms / 1000) > limits.budget_s:
@@ -85,7 +118,13 @@ def run_profile(
             stop.set()
 
     def work(slot: int) -> None:
-        while (trial := next_trial()) is not None:
+        while True:
+            with lock:
+                if not wanted():
+                    return
+            wait_for_the_live_job(slot)
+            if (trial := next_trial()) is None:
+                return
             number, config = trial
             events.run_started(slot, number, config)
             try:
@@ -112,4 +151,5 @@ def run_profile(
             stop.set()
     if errors:
         raise errors[0]
-    return ProfileOutcome(counts["completed"], counts["failed"], requeued, stop.is_set(), clock() - start)
+    return ProfileOutcome(counts["completed"], counts["failed"], requeued, stop.is_set(), clock() - start,
+                          int(paused["pauses"]), round(paused["seconds"], 1))

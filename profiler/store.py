@@ -15,6 +15,7 @@ from typing import Any
 
 from chronos.model import FaultRecord, RecoveryMeasurement, SignalSample
 from chronos.profiler.input_sample import InputSample
+from chronos.profiler.live_watch import LiveImpact
 from chronos.profiler.records import ProfileRun, RunConfig, SteadyState
 from chronos.sqlite_schema import VersionedDatabase
 
@@ -74,6 +75,16 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE chronos_runs ADD COLUMN recovery TEXT NOT NULL DEFAULT 'live';
     """,
+    # version 5: what each invocation of the profile did to the live job (chronos.profiler.live_watch)
+    """
+    CREATE TABLE chronos_live_impact (
+        profile_id TEXT NOT NULL REFERENCES chronos_profiles(profile_id), started_ms INTEGER NOT NULL,
+        p99_before_ms REAL, p99_during_ms REAL, throughput_before REAL, throughput_during REAL,
+        readings_before INTEGER NOT NULL, readings_during INTEGER NOT NULL, pauses INTEGER NOT NULL,
+        paused_s REAL NOT NULL, copy_niceness INTEGER NOT NULL,
+        PRIMARY KEY (profile_id, started_ms)
+    );
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -129,6 +140,19 @@ class ProfileStore:
             row = self._db.execute("SELECT profile_id FROM chronos_input_samples WHERE job_name=? "
                                    "ORDER BY recorded_ms DESC LIMIT 1", (job_name,)).fetchone()
         return str(row[0]) if row else None
+
+    # -- the live job while profiled ----------------------------------------------------------------
+    def save_live_impact(self, profile_id: str, started_ms: int, live: LiveImpact, copy_niceness: int) -> None:
+        with self._transaction() as db:
+            db.execute("INSERT OR REPLACE INTO chronos_live_impact VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                       (profile_id, started_ms, *astuple(live), copy_niceness))
+
+    def live_impacts(self, profile_id: str) -> list[tuple[int, LiveImpact, int]]:
+        """(started ms, what it did to the live job, the copies' niceness) per invocation, oldest first."""
+        with self._lock:
+            rows = self._db.execute("SELECT * FROM chronos_live_impact WHERE profile_id=? ORDER BY started_ms",
+                                    (profile_id,)).fetchall()
+        return [(int(r[1]), LiveImpact(*r[2:10]), int(r[10])) for r in rows]
 
     # -- runs ---------------------------------------------------------------------------------------
     def save_run(self, run: ProfileRun) -> None:

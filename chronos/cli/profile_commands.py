@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Sequence
 from dataclasses import asdict
@@ -17,12 +18,16 @@ from chronos.cli.graceful import graceful_stop
 from chronos.errors import InvalidInput
 from chronos.model import parse_interval_ms, path_safe
 from chronos.profiler.events import ProfileEvents
+from chronos.profiler.live_watch import TOLERANCE, LiveImpact
 from chronos.rates import TraceRate
 from chronos.terminal_text import shown
 
 if TYPE_CHECKING:
+    import threading
+
     from chronos.optimizer.model_values import FitReport
     from chronos.profiler.input_sample import InputSample
+    from chronos.profiler.live_watcher import LiveWatcher
     from chronos.profiler.profile import ProfileLimits, ProfileOutcome
     from chronos.profiler.records import ProfileRun
     from chronos.profiler.report import PhaseRow
@@ -139,93 +144,142 @@ def profile_run(
     from chronos.profiler.study import ProfileSpace, ProfileStudy, QosTargets, design_size
     from chronos.stack.profiling_clusters import available_memory_gib, check_capacity
 
-    sd = stack_dir_of(stack_dir)
-    state = wiring.require_stack(sd)
-    store = wiring.profile_store(_db(sd, db))
-    sample: InputSample | None = None
-    if resume:
-        profile_id, settings = wiring.last_profile(store, profile)
-        if settings.sample_profile is not None:
-            sample = _stored_sample(store, settings.sample_profile)
-        input_said = _input_said(settings.sample_profile, profile_id)
-    else:
-        with wiring.flink_client(sd, None, patient=True) as client:
-            job_record = wiring.chronos_job(client, sd, job)
-        spec = job_record.spec
-        check_profilable(spec)  # before minutes of recording, before any cluster starts
-        lo, hi = _interval_range(intervals)
-        profile_id = f"{path_safe(spec.name)}-{time.strftime('%Y%m%d-%H%M%S')}"
-        sample_profile: str | None = None
-        if spec.copy_vars:  # a job described by its job file: its copies replay its own input
-            sample_profile = _sample_source(store, spec.name, replay) or profile_id
-            input_said = _input_said(sample_profile, profile_id, record)
-            if dry_run and sample_profile == profile_id:
-                workload = _given_rate(trace, rate) or TraceRate((0.0,), (0.0,))
-            else:
-                sample = (_stored_sample(store, sample_profile) if sample_profile != profile_id else
-                          wiring.record_input(state, live_inputs(spec), parse_interval_ms(record) / 1000, seed, err))
-                foreign = sorted(set(sample.topics) - set(live_inputs(spec)))
-                if foreign:
-                    raise InvalidInput(f"the sample of profile {sample_profile} was recorded from {', '.join(foreign)}, "
-                                       f"which job {spec.name} does not read")
-                check_event_time(EventTimeFields(spec.event_time_fields), sample)
-                workload = _given_rate(trace, rate) or sample.trace
+    with contextlib.ExitStack() as cleanup:  # whatever ends the profile, the live watch ends with it
+        sd = stack_dir_of(stack_dir)
+        state = wiring.require_stack(sd)
+        store = wiring.profile_store(_db(sd, db))
+        sample: InputSample | None = None
+        watcher: LiveWatcher | None = None
+        if resume:
+            profile_id, settings = wiring.last_profile(store, profile)
+            if settings.sample_profile is not None:
+                sample = _stored_sample(store, settings.sample_profile)
+            input_said = _input_said(settings.sample_profile, profile_id)
+            if not dry_run:
+                live = wiring.running_job_named(sd, settings.spec.name)
+                if live is None:
+                    err.print(f"no running job {settings.spec.name} submitted by chronos here: the live job is not "
+                              "watched while this profile runs", highlight=False)
+                else:
+                    watcher = _watch(cleanup, wiring.live_watcher(sd, live))
         else:
-            if replay is not None:
-                raise InvalidInput(f"--sample replays a job's recorded input; job {spec.name} has no copy: section in "
-                                   "a job file, so its copies are fed generated vehicle events")
-            input_said = "generated vehicle events"
-            workload = _given_rate(trace, rate) or _recorded_rate(state, job_record, record)
-        variants = _explored_recovery(sd, state) if explore_recovery else ()
-        settings = ProfileSettings(
-            recovery_variants=variants,
-            spec=spec, workload=(workload.times_s, workload.rates), interval_min_s=lo, interval_max_s=hi,
-            loads=_scales(loads), faults=faults, steady_s=parse_interval_ms(steady) / 1000, seed=seed,
-            warmup_s=parse_interval_ms(warmup) / 1000, hold_s=parse_interval_ms(hold) / 1000,
-            timeout_s=parse_interval_ms(timeout) / 1000, max_recovery_s=parse_interval_ms(max_recovery) / 1000,
-            max_p99_ms=parse_interval_ms(max_p99), sample_profile=sample_profile,
-            timestamp_field=wiring.job_io(job_record).timestamp_field,
-        )
-    spec = settings.spec
-    check_profilable(spec)
-    plan = RunPlan(profile_id, spec, settings.trace, faults=settings.faults, steady_s=settings.steady_s,
-                   warmup_s=settings.warmup_s, hold_s=settings.hold_s, timeout_s=settings.timeout_s, sample=sample,
-                   timestamp_field=settings.timestamp_field, recovery_variants=settings.variants())
-    space = ProfileSpace(settings.interval_min_s, settings.interval_max_s, settings.loads,
-                         initial_design=design_size(parallel, len(settings.loads)),
-                         recovery=("live", *(v.name for v in settings.variants())))
-    targets = QosTargets(settings.max_recovery_s, settings.max_p99_ms)
-    limits = ProfileLimits(parallel, runs, parse_interval_ms(budget) / 1000 if budget else None)
-    check_capacity(parallel, available_memory_gib(),
-                   extra_taskmanagers=max((v.spare_taskmanagers for v in settings.variants()), default=0))
-    check_budget(plan, limits, space.interval_min_s)
-    if dry_run:
-        _say_plan(profile_id, store.path, plan, space, targets, limits, settings.seed, input_said, as_json)
-        return
-    if not resume:
-        store.create_profile(profile_id, spec.name, int(time.time() * 1000), settings.to_json())
-        if sample is not None and settings.sample_profile == profile_id:
-            store.save_sample(profile_id, spec.name, int(time.time() * 1000), sample)
-    if sample is not None:
-        err.print(f"input: {input_said}: {len(sample.records):,} records"
-                  + (f" (a uniform share of {sample.seen:,})" if sample.seen > len(sample.records) else "")
-                  + f" over {sample.window_s:g} s, {len(sample.key_shares(10**9)):,} keys", highlight=False)
-    study = ProfileStudy(f"sqlite:///{store.path}", profile_id, space, settings.seed)
-    pool = wiring.profiling_pool(sd, profile_id, state, slots=spec.parallelism or 1)
-    if not as_json:
-        err.print(f"copies run at OS priority nice {pool.niceness}, the live cluster's at 0: on this host they take "
-                  "the CPU the live job leaves", highlight=False)
-    columns = (TextColumn("{task.description}", markup=False), BarColumn(),  # a run's phase can hold Flink's words
-               TextColumn("{task.fields[count]}", markup=False), TimeElapsedColumn(),
-               TextColumn("{task.fields[status]}", markup=False))
-    with (graceful_stop(err.print, "stopping: the runs in flight clean up their clusters (Ctrl-C again to abandon "
-                                   "them)") as stop,
-          Progress(*columns, console=err, transient=False, disable=as_json) as progress):
-        total = progress.add_task(f"profile {profile_id}", total=runs, status="", count=f"0/{runs or '-'} runs")
-        slots = [progress.add_task(f"run {i + 1}: waiting", total=None, status="", count="") for i in range(parallel)]
-        outcome = run_profile(plan, study, store, pool, limits, targets, stop=stop,
-                              events=_Bars(progress, total, slots, runs))
-    _say_outcome(profile_id, store.path, outcome, as_json)
+            with wiring.flink_client(sd, None, patient=True) as client:
+                job_record = wiring.chronos_job(client, sd, job)
+            # Read from now on: the minutes of recording the input are the live job's "before".
+            watcher = None if dry_run else _watch(cleanup, wiring.live_watcher(sd, job_record))
+            spec = job_record.spec
+            check_profilable(spec)  # before minutes of recording, before any cluster starts
+            lo, hi = _interval_range(intervals)
+            profile_id = f"{path_safe(spec.name)}-{time.strftime('%Y%m%d-%H%M%S')}"
+            sample_profile: str | None = None
+            if spec.copy_vars:  # a job described by its job file: its copies replay its own input
+                sample_profile = _sample_source(store, spec.name, replay) or profile_id
+                input_said = _input_said(sample_profile, profile_id, record)
+                if dry_run and sample_profile == profile_id:
+                    workload = _given_rate(trace, rate) or TraceRate((0.0,), (0.0,))
+                else:
+                    sample = (_stored_sample(store, sample_profile) if sample_profile != profile_id else
+                              wiring.record_input(state, live_inputs(spec), parse_interval_ms(record) / 1000, seed, err))
+                    foreign = sorted(set(sample.topics) - set(live_inputs(spec)))
+                    if foreign:
+                        raise InvalidInput(f"the sample of profile {sample_profile} was recorded from {', '.join(foreign)}, "
+                                           f"which job {spec.name} does not read")
+                    check_event_time(EventTimeFields(spec.event_time_fields), sample)
+                    workload = _given_rate(trace, rate) or sample.trace
+            else:
+                if replay is not None:
+                    raise InvalidInput(f"--sample replays a job's recorded input; job {spec.name} has no copy: section in "
+                                       "a job file, so its copies are fed generated vehicle events")
+                input_said = "generated vehicle events"
+                workload = _given_rate(trace, rate) or _recorded_rate(state, job_record, record)
+            variants = _explored_recovery(sd, state) if explore_recovery else ()
+            settings = ProfileSettings(
+                recovery_variants=variants,
+                spec=spec, workload=(workload.times_s, workload.rates), interval_min_s=lo, interval_max_s=hi,
+                loads=_scales(loads), faults=faults, steady_s=parse_interval_ms(steady) / 1000, seed=seed,
+                warmup_s=parse_interval_ms(warmup) / 1000, hold_s=parse_interval_ms(hold) / 1000,
+                timeout_s=parse_interval_ms(timeout) / 1000, max_recovery_s=parse_interval_ms(max_recovery) / 1000,
+                max_p99_ms=parse_interval_ms(max_p99), sample_profile=sample_profile,
+                timestamp_field=wiring.job_io(job_record).timestamp_field,
+            )
+        spec = settings.spec
+        check_profilable(spec)
+        plan = RunPlan(profile_id, spec, settings.trace, faults=settings.faults, steady_s=settings.steady_s,
+                       warmup_s=settings.warmup_s, hold_s=settings.hold_s, timeout_s=settings.timeout_s, sample=sample,
+                       timestamp_field=settings.timestamp_field, recovery_variants=settings.variants())
+        space = ProfileSpace(settings.interval_min_s, settings.interval_max_s, settings.loads,
+                             initial_design=design_size(parallel, len(settings.loads)),
+                             recovery=("live", *(v.name for v in settings.variants())))
+        targets = QosTargets(settings.max_recovery_s, settings.max_p99_ms)
+        limits = ProfileLimits(parallel, runs, parse_interval_ms(budget) / 1000 if budget else None)
+        check_capacity(parallel, available_memory_gib(),
+                       extra_taskmanagers=max((v.spare_taskmanagers for v in settings.variants()), default=0))
+        check_budget(plan, limits, space.interval_min_s)
+        if dry_run:
+            _say_plan(profile_id, store.path, plan, space, targets, limits, settings.seed, input_said, as_json)
+            return
+        if not resume:
+            store.create_profile(profile_id, spec.name, int(time.time() * 1000), settings.to_json())
+            if sample is not None and settings.sample_profile == profile_id:
+                store.save_sample(profile_id, spec.name, int(time.time() * 1000), sample)
+        if sample is not None:
+            err.print(f"input: {input_said}: {len(sample.records):,} records"
+                      + (f" (a uniform share of {sample.seen:,})" if sample.seen > len(sample.records) else "")
+                      + f" over {sample.window_s:g} s, {len(sample.key_shares(10**9)):,} keys", highlight=False)
+        study = ProfileStudy(f"sqlite:///{store.path}", profile_id, space, settings.seed)
+        pool = wiring.profiling_pool(sd, profile_id, state, slots=spec.parallelism or 1)
+        if not as_json:
+            err.print(f"copies run at OS priority nice {pool.niceness}, the live cluster's at 0: on this host they take "
+                      "the CPU the live job leaves", highlight=False)
+        columns = (TextColumn("{task.description}", markup=False), BarColumn(),  # a run's phase can hold Flink's words
+                   TextColumn("{task.fields[count]}", markup=False), TimeElapsedColumn(),
+                   TextColumn("{task.fields[status]}", markup=False))
+        with (graceful_stop(err.print, "stopping: the runs in flight clean up their clusters (Ctrl-C again to abandon "
+                                       "them)") as stop,
+              Progress(*columns, console=err, transient=False, disable=as_json) as progress):
+            total = progress.add_task(f"profile {profile_id}", total=runs, status="", count=f"0/{runs or '-'} runs")
+            slots = [progress.add_task(f"run {i + 1}: waiting", total=None, status="", count="") for i in range(parallel)]
+            if watcher is not None:
+                _await_band(watcher, progress, slots[0], stop)
+                watcher.begin_profile()
+            started_ms = int(time.time() * 1000)
+            outcome = run_profile(plan, study, store, pool, limits, targets, stop=stop,
+                                  events=_Bars(progress, total, slots, runs),
+                                  guard=watcher.verdict if watcher is not None else None)
+        impact = watcher.impact(outcome.pauses, outcome.paused_s) if watcher is not None else None
+        if impact is not None:
+            store.save_live_impact(profile_id, started_ms, impact, pool.niceness)
+        _say_outcome(profile_id, store.path, outcome, impact, as_json)
+
+
+BEFORE_MAX_S = 30.0  # the longest a profile waits to learn the live job's band before its first copy
+
+
+def _watch(cleanup: contextlib.ExitStack, watcher: LiveWatcher) -> LiveWatcher:
+    cleanup.callback(watcher.close)
+    watcher.start()
+    return watcher
+
+
+def _await_band(watcher: LiveWatcher, progress: Progress, slot: TaskID, stop: threading.Event) -> None:
+    """Until the live job's band is known (or BEFORE_MAX_S has passed): no copy starts before its baseline."""
+    deadline = time.monotonic() + BEFORE_MAX_S
+    while not watcher.band_ready() and time.monotonic() < deadline and not stop.is_set():
+        progress.update(slot, status="reading the live job before the first copy starts")
+        stop.wait(1.0)
+
+
+def _live_said(live: LiveImpact) -> str:
+    def fig(value: float | None, unit: str) -> str:
+        return "not measured" if value is None else f"{value:,.0f} {unit}"
+
+    change = live.p99_change
+    return (f"live job while profiled: p99 {fig(live.p99_before_ms, 'ms')} before, {fig(live.p99_during_ms, 'ms')} "
+            "while the copies ran" + ("" if change is None else f" ({change:+.0%}"
+                                      + ("" if live.within_tolerance else f", over the {TOLERANCE:.0%} allowed") + ")")
+            + f"; throughput {fig(live.throughput_before, 'ev/s')} before, {fig(live.throughput_during, 'ev/s')} while"
+            + (f"; {live.pauses} run(s) held back {live.paused_s:.0f} s while it was out of its band"
+               if live.pauses else ""))
 
 
 def _given_rate(trace: Path | None, rate: float | None) -> TraceRate | None:
@@ -307,12 +361,15 @@ def _say_plan(profile_id: str, db: Path, plan: RunPlan, space: ProfileSpace, tar
             out.print(f"{key:22} {value}", highlight=False)
 
 
-def _say_outcome(profile_id: str, db: Path, outcome: ProfileOutcome, as_json: bool) -> None:
+def _say_outcome(profile_id: str, db: Path, outcome: ProfileOutcome, live: LiveImpact | None, as_json: bool) -> None:
     if as_json:
-        print_json({"profile_id": profile_id, "db": str(db), **asdict(outcome)})
+        print_json({"profile_id": profile_id, "db": str(db), **asdict(outcome),
+                    "live": None if live is None else {**asdict(live), "p99_change": live.p99_change}})
     else:
         out.print(f"profile {profile_id}: {outcome.completed} runs completed, {outcome.failed} failed in "
                   f"{outcome.elapsed_s / 60:.1f} min" + (" (stopped: `--resume` continues it)" if outcome.interrupted else ""))
+        if live is not None:
+            out.print(_live_said(live), highlight=False)
         out.print(f"report: chronos profile report --profile {profile_id}")
     if outcome.interrupted:
         raise typer.Exit(130)
@@ -342,10 +399,13 @@ def profile_report(
     phases = phase_rows(runs)
     written = plot_profile(rows, plots) if plots else []
     fits = _model_fits(runs) if models else {}
+    impacts = store.live_impacts(profile_id)
     if as_json:
         print_json({"profile_id": profile_id, "runs": [asdict(r) for r in rows],
                     "phases": [asdict(r) for r in phases], "models": {k: asdict(v) for k, v in fits.items()},
-                    "plots": [str(p) for p in written]})
+                    "plots": [str(p) for p in written],
+                    "live": [{"started_ms": at, "copy_niceness": niceness, **asdict(live), "p99_change": live.p99_change}
+                             for at, live, niceness in impacts]})
         return
 
     def num(value: float | None, fmt: str = ",.0f") -> str:
@@ -364,6 +424,9 @@ def profile_report(
     out.print(table)
     if phases:
         out.print(_phase_table(phases))
+    for at, live, niceness in impacts:
+        out.print(f"{time.strftime('%Y-%m-%d %H:%M', time.localtime(at / 1000))}, copies at nice {niceness}: "
+                  + _live_said(live), highlight=False)
     for what, fit in fits.items():
         out.print(f"{what} model: {fit.family}, held-out error {fit.held_out_mape:.0%} ("
                   + ", ".join(f"{name} {mape:.0%}" for name, mape in fit.mape_by_family) + ")"

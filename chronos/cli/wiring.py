@@ -36,6 +36,7 @@ from chronos.optimizer.phase_observations import live_phase_observation, phase_o
 from chronos.optimizer.recovery_config import FlinkSettings, in_force, parse_version, recovery_settings, settings_config
 from chronos.optimizer.recovery_proposal import RecoveryProposal, propose_recovery
 from chronos.profiler.input_sample import InputSample
+from chronos.profiler.live_watcher import LiveWatcher
 from chronos.profiler.settings import ProfileSettings
 from chronos.profiler.store import ProfileStore
 from chronos.rates import TraceRate
@@ -189,6 +190,23 @@ def live_signals(client: FlinkRestClient, stack_dir: Path, record: JobRecord,
     io = job_io(record)
     return LiveSignals(client, record.job_id, record.spec.name, io.bootstrap, io.input_topic, io.output_topic,
                        urls, timestamp_field=io.timestamp_field, history_s=history_s, more_input_topics=io.more_input_topics)
+
+
+def live_watcher(stack_dir: Path, record: JobRecord) -> LiveWatcher:
+    """The live job read all through a profile, over a REST client and signals of its own (closed with it)."""
+    io = job_io(record)
+    signals = LiveSignals(flink_client(stack_dir, None, patient=True), record.job_id, record.spec.name, io.bootstrap,
+                          io.input_topic, io.output_topic, require_stack(stack_dir).prometheus_urls,
+                          timestamp_field=io.timestamp_field, owns_client=True, more_input_topics=io.more_input_topics)
+    return LiveWatcher(signals, lambda: int(time.time() * 1000))
+
+
+def running_job_named(stack_dir: Path, name: str) -> JobRecord | None:
+    """The one running job chronos submitted here under this name (a resumed profile's live job), if any."""
+    with flink_client(stack_dir, None) as client:
+        running = {j.jid for j in client.jobs() if j.state == "RUNNING"}
+    mine = [r for r in job_records(stack_dir).all() if r.job_id in running and r.spec.name == name]
+    return mine[0] if len(mine) == 1 else None
 
 
 def experiment_input(record: JobRecord, load: Load, run_id: str) -> ExperimentInput:

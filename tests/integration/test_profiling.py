@@ -142,6 +142,10 @@ def test_a_small_profile_is_interrupted_resumed_and_leaves_the_live_job_untouche
         assert resumed.returncode == 0, resumed.stderr[-2000:]
         outcome = json.loads(resumed.stdout)
         assert outcome["requeued"] in (1, 2) and (outcome["completed"], outcome["failed"]) == (1, 0), outcome
+        # The live job was read before the first copy and while it ran: what the profile did to it is said.
+        live = outcome["live"]
+        assert live is not None and live["readings_before"] >= 3 and live["readings_during"] >= 3, live
+        assert live["p99_before_ms"] and live["p99_during_ms"] and live["throughput_during"], live
         assert len(store.runs()) == done + 1 and len({r.trial_number for r in store.runs()}) == done + 1
         _assert_nothing_left(stack, sd, clusters)
 
@@ -164,6 +168,7 @@ def test_a_small_profile_is_interrupted_resumed_and_leaves_the_live_job_untouche
         assert data["phases"] and all(p["measured"]["detect_s"] > 0 and p["predicted"]["detect_s"] > 0
                                       for p in data["phases"]), data["phases"]
         assert set(data["models"]) <= {"recovery", "p99"}, data["models"]
+        assert data["live"] and all(entry["copy_niceness"] == COPY_NICENESS for entry in data["live"]), data["live"]
         assert all(Path(p).stat().st_size > 10_000 for p in data["plots"])
 
         # 4. The live job ran on, untouched: still RUNNING, and exactly-once over everything sent meanwhile.

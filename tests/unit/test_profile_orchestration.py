@@ -8,7 +8,8 @@ import pytest
 
 from chronos.errors import InvalidInput
 from chronos.model import FaultRecord, JobSpec, RecoveryMeasurement
-from chronos.profiler.profile import ProfileLimits, check_budget, run_profile
+from chronos.profiler.live_watch import GuardVerdict
+from chronos.profiler.profile import MAX_PAUSE_S, ProfileLimits, check_budget, run_profile
 from chronos.profiler.records import ProfileRun, RunConfig
 from chronos.profiler.run import RunInterrupted, RunPlan
 from chronos.profiler.store import ProfileStore
@@ -76,3 +77,40 @@ def test_no_run_starts_that_the_budget_cannot_hold(tmp_path: Path) -> None:
     assert outcome.completed == 0
     with pytest.raises(InvalidInput, match="too small for one profiling run"):
         check_budget(PLAN, ProfileLimits(budget_s=10.0), smallest_interval_s=2)
+
+
+def test_no_run_starts_while_the_live_job_is_out_of_its_band_and_the_wait_is_reported(tmp_path: Path) -> None:
+    study, store = setup(tmp_path)
+    verdicts = iter([GuardVerdict(True, "in band"), GuardVerdict(False, "p99 above its band"),
+                     GuardVerdict(False, "p99 above its band"), *[GuardVerdict(True, "in band")] * 10])
+    now = [0.0]
+    started: list[float] = []
+
+    def guard() -> GuardVerdict:
+        now[0] += 5
+        return next(verdicts)
+
+    def timed(plan: RunPlan, number: int, config: RunConfig, pool: Any, **kw: Any) -> ProfileRun:
+        started.append(now[0])
+        return fake_run(plan, number, config, pool, **kw)
+
+    outcome = run_profile(PLAN, study, store, object(), ProfileLimits(parallel=1, max_runs=3), TARGETS,
+                          stop=threading.Event(), execute=timed, clock=lambda: now[0], guard=guard, recheck_s=0.001)
+    assert outcome.completed == 3
+    assert (outcome.pauses, outcome.paused_s) == (1, 10.0), "the second run waited two rechecks for the live job"
+    assert started == [5.0, 20.0, 25.0]
+
+
+def test_a_live_job_that_never_comes_back_into_its_band_holds_each_run_at_most_max_pause(tmp_path: Path) -> None:
+    study, store = setup(tmp_path)
+    now = [0.0]
+
+    def never_in_band() -> GuardVerdict:
+        now[0] += 30
+        return GuardVerdict(False, "lag above its band")
+
+    outcome = run_profile(PLAN, study, store, object(), ProfileLimits(parallel=1, max_runs=2), TARGETS,
+                          stop=threading.Event(), execute=fake_run, clock=lambda: now[0], guard=never_in_band,
+                          recheck_s=0.001)
+    assert outcome.completed == 2 and outcome.pauses == 2
+    assert outcome.paused_s == 2 * MAX_PAUSE_S, "each run waited MAX_PAUSE_S, then ran"

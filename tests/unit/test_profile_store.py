@@ -56,7 +56,7 @@ def test_the_schema_is_versioned_and_reopening_migrates_nothing_twice(tmp_path: 
     path = tmp_path / "profile.db"
     ProfileStore(path).close()
     store = ProfileStore(path)
-    assert store.schema_version == SCHEMA_VERSION == 4
+    assert store.schema_version == SCHEMA_VERSION == 5
 
 
 def test_a_newer_schema_is_refused_with_one_line(tmp_path: Path) -> None:
