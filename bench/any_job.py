@@ -7,7 +7,7 @@ records/s (orders and payments together).
 1. fidelity: `--record` s of its live input recorded (chronos's own recorder), replayed for as long into two
    fresh topics standing for the live ones at the recorded rate; the copies read back: the replayed rate against
    the recorded one, and the shares of the sample's 100 most frequent keys (goal: rate within 5 %, shares within 10 %).
-2. profile: `chronos profile run` with its defaults (input recorded for 30 s and replayed, 2 at a time, 15 min
+2. profile: `chronos profile run` with its defaults (input recorded for 30 s and replayed, `--parallel auto`, 15 min
    budget, one worst-case TaskManager kill per run): wall time, runs, faults recovered, and the models' held-out
    error (recovery and latency, k-fold as the tuner fits them).
 Writes bench/results/any_job.json and prints it.

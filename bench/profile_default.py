@@ -9,7 +9,8 @@ proposes (heartbeats, restart delay, a spare TaskManager) within the same 15-min
 bench/results/profile_explore.json.
 
 1. A stack, the demo job under 2,000 events/s (`chronos load run --background`), then
-   `chronos profile run` with its defaults (workload recorded for 30 s, 2 at a time, 15 min budget):
+   `chronos profile run` with its defaults (workload recorded for 30 s, 2 at a time then, `--parallel auto` since,
+   15 min budget):
    wall time, runs, faults, and each run's figures.
 2. One configuration (10 s interval, load x1, one worst-case fault) profiled `--repeats` times in a row:
    min / median / max of recovery time, p99, throughput and checkpoint duration. Is one run per point

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from chronos.profiler.run import RunPlan
     from chronos.profiler.store import ProfileStore
     from chronos.profiler.study import ProfileSpace, QosTargets
+    from chronos.stack.host_load import HostMeter
     from chronos.stack.job_records import JobRecord
     from chronos.stack.state import StackState
 
@@ -109,7 +110,9 @@ def profile_run(
     intervals: Annotated[str, typer.Option(help="Checkpoint interval range to explore.")] = "2s..60s",
     loads: Annotated[str, typer.Option(help="Load levels, as factors on the workload.")] = "1",
     faults: Annotated[int, typer.Option(min=0, max=100, help="Worst-case TaskManager kills per run.")] = 1,
-    parallel: Annotated[int, typer.Option(help="Runs at a time (one small Flink cluster each).")] = 2,
+    parallel: Annotated[str, typer.Option(
+        help="Runs at a time (one small Flink cluster each): a number, or 'auto': as many as the host's idle CPU holds "
+             "beside the live job (measured before the first copy; at least 1, at most 2).")] = "auto",
     runs: Annotated[int | None, typer.Option(min=1, max=10_000,
                                              help="Stop after this many completed runs in the profile.")] = None,
     budget: Annotated[str | None, typer.Option(help="Start no run that would end after this wall time.")] = "15m",
@@ -137,6 +140,7 @@ def profile_run(
     from chronos.cli import wiring
     from chronos.profiler.copies import live_inputs
     from chronos.profiler.event_time import EventTimeFields
+    from chronos.profiler.headroom import copies_for
     from chronos.profiler.profile import ProfileLimits, check_budget, run_profile
     from chronos.profiler.replay import check_event_time
     from chronos.profiler.run import RunPlan, check_profilable
@@ -150,6 +154,8 @@ def profile_run(
         store = wiring.profile_store(_db(sd, db))
         sample: InputSample | None = None
         watcher: LiveWatcher | None = None
+        meter = wiring.host_meter(sd)
+        meter.start()  # the host's idle CPU, from now until the first copy (`--parallel auto`)
         if resume:
             profile_id, settings = wiring.last_profile(store, profile)
             if settings.sample_profile is not None:
@@ -204,19 +210,20 @@ def profile_run(
             )
         spec = settings.spec
         check_profilable(spec)
+        extra_taskmanagers = max((v.spare_taskmanagers for v in settings.variants()), default=0)
+        auto, most = _parallel(parallel, extra_taskmanagers)
         plan = RunPlan(profile_id, spec, settings.trace, faults=settings.faults, steady_s=settings.steady_s,
                        warmup_s=settings.warmup_s, hold_s=settings.hold_s, timeout_s=settings.timeout_s, sample=sample,
                        timestamp_field=settings.timestamp_field, recovery_variants=settings.variants())
         space = ProfileSpace(settings.interval_min_s, settings.interval_max_s, settings.loads,
-                             initial_design=design_size(parallel, len(settings.loads)),
+                             initial_design=design_size(most, len(settings.loads)),
                              recovery=("live", *(v.name for v in settings.variants())))
         targets = QosTargets(settings.max_recovery_s, settings.max_p99_ms)
-        limits = ProfileLimits(parallel, runs, parse_interval_ms(budget) / 1000 if budget else None)
-        check_capacity(parallel, available_memory_gib(),
-                       extra_taskmanagers=max((v.spare_taskmanagers for v in settings.variants()), default=0))
+        limits = ProfileLimits(most, runs, parse_interval_ms(budget) / 1000 if budget else None)
+        check_capacity(most, available_memory_gib(), extra_taskmanagers=extra_taskmanagers)
         check_budget(plan, limits, space.interval_min_s)
         if dry_run:
-            _say_plan(profile_id, store.path, plan, space, targets, limits, settings.seed, input_said, as_json)
+            _say_plan(profile_id, store.path, plan, space, targets, limits, settings.seed, input_said, auto, as_json)
             return
         if not resume:
             store.create_profile(profile_id, spec.name, int(time.time() * 1000), settings.to_json())
@@ -238,10 +245,16 @@ def profile_run(
                                        "them)") as stop,
               Progress(*columns, console=err, transient=False, disable=as_json) as progress):
             total = progress.add_task(f"profile {profile_id}", total=runs, status="", count=f"0/{runs or '-'} runs")
-            slots = [progress.add_task(f"run {i + 1}: waiting", total=None, status="", count="") for i in range(parallel)]
+            _await_band(watcher, meter, progress, total, stop)
             if watcher is not None:
-                _await_band(watcher, progress, slots[0], stop)
                 watcher.begin_profile()
+            if auto:
+                choice = copies_for(meter.read(), most)
+                limits = replace(limits, parallel=choice.parallel)
+                err.print(f"runs at a time: {choice.why}", highlight=False)
+            slots = [progress.add_task(f"run {i + 1}: waiting", total=None, status="", count="")
+                     for i in range(limits.parallel)]
+            progress.update(total, status="")
             started_ms = int(time.time() * 1000)
             outcome = run_profile(plan, study, store, pool, limits, targets, stop=stop,
                                   events=_Bars(progress, total, slots, runs),
@@ -253,6 +266,21 @@ def profile_run(
 
 
 BEFORE_MAX_S = 30.0  # the longest a profile waits to learn the live job's band before its first copy
+HOST_WINDOW_S = 5.0  # the shortest window the host's idle CPU is measured over (`--parallel auto`)
+
+
+def _parallel(text: str, extra_taskmanagers: int) -> tuple[bool, int]:
+    """(auto, the most runs at a time): a number as given, or 'auto' up to AUTO_MOST as the memory allows."""
+    from chronos.profiler.headroom import AUTO_MOST
+    from chronos.stack.profiling_clusters import GIB_PER_CLUSTER, available_memory_gib
+
+    if text.strip().lower() == "auto":
+        fits = int(available_memory_gib() // (GIB_PER_CLUSTER + 1.5 * extra_taskmanagers))
+        return True, max(1, min(AUTO_MOST, fits))
+    try:
+        return False, int(text)
+    except ValueError:
+        raise InvalidInput(f"invalid --parallel {text!r}: a number of runs at a time, or 'auto'") from None
 
 
 def _watch(cleanup: contextlib.ExitStack, watcher: LiveWatcher) -> LiveWatcher:
@@ -261,11 +289,14 @@ def _watch(cleanup: contextlib.ExitStack, watcher: LiveWatcher) -> LiveWatcher:
     return watcher
 
 
-def _await_band(watcher: LiveWatcher, progress: Progress, slot: TaskID, stop: threading.Event) -> None:
-    """Until the live job's band is known (or BEFORE_MAX_S has passed): no copy starts before its baseline."""
+def _await_band(watcher: LiveWatcher | None, meter: HostMeter, progress: Progress, task: TaskID,
+                stop: threading.Event) -> None:
+    """Until the live job's band is known (or BEFORE_MAX_S has passed) and the host has been measured for
+    HOST_WINDOW_S: no copy starts before its baseline."""
     deadline = time.monotonic() + BEFORE_MAX_S
-    while not watcher.band_ready() and time.monotonic() < deadline and not stop.is_set():
-        progress.update(slot, status="reading the live job before the first copy starts")
+    while (((watcher is not None and not watcher.band_ready()) or meter.elapsed_s < HOST_WINDOW_S)
+           and time.monotonic() < deadline and not stop.is_set()):
+        progress.update(task, status="reading the live job and the host before the first copy starts")
         stop.wait(1.0)
 
 
@@ -345,14 +376,16 @@ def _explored_recovery(sd: Path, state: StackState) -> tuple[tuple[str, tuple[tu
 
 
 def _say_plan(profile_id: str, db: Path, plan: RunPlan, space: ProfileSpace, targets: QosTargets,
-              limits: ProfileLimits, seed: int, input_said: str, as_json: bool) -> None:
+              limits: ProfileLimits, seed: int, input_said: str, auto: bool, as_json: bool) -> None:
     from chronos.profiler.study import space_filling_design
 
     first = space_filling_design(space, space.initial_design, seed)
     mean = sum(plan.workload.rates) / len(plan.workload.rates)
     summary = {"profile_id": profile_id, "db": str(db), "input": input_said,
                "workload_mean_rate": mean if mean > 0 else None, "space": asdict(space), "targets": asdict(targets),
-               "limits": asdict(limits), "first_configurations": [asdict(c) for c in first],
+               "limits": asdict(limits), "parallel": f"auto: at most {limits.parallel}, as the host's idle CPU "
+               "holds when the profile starts" if auto else limits.parallel,
+               "first_configurations": [asdict(c) for c in first],
                "estimated_run_s": [round(plan.estimate_s(c.interval_ms / 1000)) for c in first]}
     if as_json:
         print_json(summary)

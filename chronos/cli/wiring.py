@@ -45,6 +45,7 @@ from chronos.signals.taskmanager_pauses import watch_pauses
 from chronos.signals.tune_signals import KafkaJobCollector
 from chronos.stack.cluster_restart import LocalClusterRestarter, PlanFile
 from chronos.stack.faults import KillPythonWorker, KillTaskManager, PauseTaskManager, RestartKafka, resume_taskmanagers
+from chronos.stack.host_load import HostMeter
 from chronos.stack.job_records import JobRecord, JobRecordStore
 from chronos.stack.locations import default_cache_dir
 from chronos.stack.profiling_clusters import LocalClusterPool
@@ -199,6 +200,10 @@ def live_watcher(stack_dir: Path, record: JobRecord) -> LiveWatcher:
                           io.input_topic, io.output_topic, require_stack(stack_dir).prometheus_urls,
                           timestamp_field=io.timestamp_field, owns_client=True, more_input_topics=io.more_input_topics)
     return LiveWatcher(signals, lambda: int(time.time() * 1000))
+
+
+def host_meter(stack_dir: Path) -> HostMeter:
+    return HostMeter(stack_dir)
 
 
 def running_job_named(stack_dir: Path, name: str) -> JobRecord | None:
