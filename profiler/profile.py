@@ -103,7 +103,8 @@ def run_profile(
             if not wanted():
                 return None
             number, config = study.ask()
-            if limits.budget_s is not None and clock() - start + plan.estimate_s(config.interval_ms / 1000) > limits.budget_s:
+            estimate = plan.estimate_s(config.interval_ms / 1000, number)
+            if limits.budget_s is not None and clock() - start + estimate > limits.budget_s:
                 return None  # no time left for it: it stays RUNNING in the study; a resume queues it again
             counts["asked"] += 1
             return number, config

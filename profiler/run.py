@@ -94,6 +94,10 @@ class RunPlan:
     spec: JobSpec
     workload: TraceRate
     faults: int = 1
+    # Extra worst-case faults in the profile's first trial: one setting measured several times, so its models'
+    # held-out error is read against the measurements' own scatter (chronos.optimizer.model_trust). A fault costs
+    # ~37 s on this machine, a run's start more: repeats within a run are the cheap ones.
+    repeats: int = 0
     partitions: int = 2
     before_s: float = 1.0
     steady_s: float = 30.0
@@ -119,11 +123,16 @@ class RunPlan:
         56 s interval saw none (a busy profile's run measured no p99, and its latency model lacked the point)."""
         return max(self.steady_s, 2 * interval_s)
 
-    def estimate_s(self, interval_s: float) -> float:
+    def faults_in(self, trial_number: int) -> int:
+        """The faults of one trial: the first (trial 0) carries the repeats, when there are faults at all."""
+        return self.faults + (self.repeats if trial_number == 0 and self.faults else 0)
+
+    def estimate_s(self, interval_s: float, trial_number: int | None = None) -> float:
         """A run's wall time, roughly: start, two checkpoints, steady window, and per fault its
         warm-up, the wait for the worst moment, ~60 s to recover and the hold."""
+        faults = self.faults if trial_number is None else self.faults_in(trial_number)
         return (40 + 2 * interval_s + self.steady_window_s(interval_s)
-                + self.faults * (self.warmup_s + interval_s + 60 + self.hold_s))
+                + faults * (self.warmup_s + interval_s + 60 + self.hold_s))
 
 
 def check_profilable(spec: JobSpec) -> None:
@@ -190,7 +199,8 @@ def execute_run(
         check()
         signals = cluster.signals(job_id, copy, plan.timestamp_field)
         try:
-            steady, recoveries = _measure(plan, config, cluster, signals, samples, on_phase, wait, check, clock, wall_ms)
+            steady, recoveries = _measure(plan, config, plan.faults_in(trial_number), cluster, signals, samples,
+                                          on_phase, wait, check, clock, wall_ms)
         finally:
             signals.close()
         control.cancel(job_id)
@@ -214,7 +224,7 @@ def execute_run(
                 cluster.delete_topics(list(copy.topics))
 
 
-def _measure(plan: RunPlan, config: RunConfig, cluster: ProfilingCluster, signals: CopySignals,
+def _measure(plan: RunPlan, config: RunConfig, faults: int, cluster: ProfilingCluster, signals: CopySignals,
              samples: list[SignalSample], on_phase: Callable[[str], None], wait: Callable[[float], None],
              check: Callable[[], None], clock: Callable[[], float],
              wall_ms: Callable[[], int]) -> tuple[SteadyState, list[RecoveryMeasurement]]:
@@ -234,9 +244,9 @@ def _measure(plan: RunPlan, config: RunConfig, cluster: ProfilingCluster, signal
     steady = summarise_steady(samples, signals.latencies_between(window_start, window_end), checkpoints, cpu,
                               (window_end - window_start) / 1000)
     recoveries: list[RecoveryMeasurement] = []
-    for k in range(plan.faults):
+    for k in range(faults):
         check()
-        on_phase(f"fault {k + 1}/{plan.faults}")
+        on_phase(f"fault {k + 1}/{faults}")
         recoveries.append(measure_recovery(
             signals, cluster.fault(), WorstCase(plan.before_s), warmup_s=plan.warmup_s, hold_s=plan.hold_s,
             timeout_s=plan.timeout_s, sleep=wait, on_sample=samples.append, wall_ms=wall_ms,

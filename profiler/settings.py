@@ -34,6 +34,7 @@ class ProfileSettings(BaseModel):
     timestamp_field: str = "max_created_ms"  # the job file's io.timestamp-field: the copies' latency
     # recovery settings explored beside the live cluster's: (name, Flink lines over the live ones, spare TMs)
     recovery_variants: tuple[tuple[str, tuple[tuple[str, str], ...], int], ...] = ()
+    repeats: int = 0  # extra faults in the first trial (RunPlan.repeats); profiles stored before it had none
 
     def variants(self) -> tuple[RecoveryVariant, ...]:
         return tuple(RecoveryVariant(name, lines, spare) for name, lines, spare in self.recovery_variants)

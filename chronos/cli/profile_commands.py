@@ -110,6 +110,9 @@ def profile_run(
     intervals: Annotated[str, typer.Option(help="Checkpoint interval range to explore.")] = "2s..60s",
     loads: Annotated[str, typer.Option(help="Load levels, as factors on the workload.")] = "1",
     faults: Annotated[int, typer.Option(min=0, max=100, help="Worst-case TaskManager kills per run.")] = 1,
+    repeats: Annotated[int, typer.Option(
+        min=0, max=20, help="Extra kills in the first run: one setting measured several times, the repeat-noise floor "
+        "the models' held-out error is read against (`profile report --models`).")] = 2,
     parallel: Annotated[str, typer.Option(
         help="Runs at a time (one small Flink cluster each): a number, or 'auto': as many as the host's idle CPU holds "
              "beside the live job (measured before the first copy; at least 1, at most 2).")] = "auto",
@@ -202,7 +205,8 @@ def profile_run(
             settings = ProfileSettings(
                 recovery_variants=variants,
                 spec=spec, workload=(workload.times_s, workload.rates), interval_min_s=lo, interval_max_s=hi,
-                loads=_scales(loads), faults=faults, steady_s=parse_interval_ms(steady) / 1000, seed=seed,
+                loads=_scales(loads), faults=faults, repeats=repeats, steady_s=parse_interval_ms(steady) / 1000,
+                seed=seed,
                 warmup_s=parse_interval_ms(warmup) / 1000, hold_s=parse_interval_ms(hold) / 1000,
                 timeout_s=parse_interval_ms(timeout) / 1000, max_recovery_s=parse_interval_ms(max_recovery) / 1000,
                 max_p99_ms=parse_interval_ms(max_p99), sample_profile=sample_profile,
@@ -212,7 +216,8 @@ def profile_run(
         check_profilable(spec)
         extra_taskmanagers = max((v.spare_taskmanagers for v in settings.variants()), default=0)
         auto, most = _parallel(parallel, extra_taskmanagers)
-        plan = RunPlan(profile_id, spec, settings.trace, faults=settings.faults, steady_s=settings.steady_s,
+        plan = RunPlan(profile_id, spec, settings.trace, faults=settings.faults, repeats=settings.repeats,
+                       steady_s=settings.steady_s,
                        warmup_s=settings.warmup_s, hold_s=settings.hold_s, timeout_s=settings.timeout_s, sample=sample,
                        timestamp_field=settings.timestamp_field, recovery_variants=settings.variants())
         space = ProfileSpace(settings.interval_min_s, settings.interval_max_s, settings.loads,
@@ -386,7 +391,7 @@ def _say_plan(profile_id: str, db: Path, plan: RunPlan, space: ProfileSpace, tar
                "limits": asdict(limits), "parallel": f"auto: at most {limits.parallel}, as the host's idle CPU "
                "holds when the profile starts" if auto else limits.parallel,
                "first_configurations": [asdict(c) for c in first],
-               "estimated_run_s": [round(plan.estimate_s(c.interval_ms / 1000)) for c in first]}
+               "estimated_run_s": [round(plan.estimate_s(c.interval_ms / 1000, n)) for n, c in enumerate(first)]}
     if as_json:
         print_json(summary)
     else:

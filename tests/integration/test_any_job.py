@@ -37,7 +37,7 @@ SHIPPED = Path(job_file.__file__).with_name("shop_payments.yaml")
 TUNE = ["--latency-p99", "5s", "--recovery", "60s", "--interval-min", "1s", "--interval-max", "60s",
         "--startup-grace", "15s", "--decide-every", "5s", "--collect-every", "2s", "--horizon", "20s",
         "--dry-run", "--metrics-port", "-1"]
-PROFILE = ["--runs", "3", "--parallel", "2", "--intervals", "2s..8s", "--faults", "2", "--steady", "15s",
+PROFILE = ["--runs", "3", "--parallel", "2", "--intervals", "2s..8s", "--faults", "2", "--repeats", "0", "--steady", "15s",
            "--warmup", "10s", "--hold", "5s", "--timeout", "120s", "--budget", "30m", "--json"]
 
 

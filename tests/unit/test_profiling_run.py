@@ -6,7 +6,7 @@ could not get topics of its own is refused before any cluster starts."""
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pytest
@@ -155,10 +155,10 @@ DEFAULT_CONFIG = RunConfig(10_000, 2.0)
 
 
 def run(log: Log, plan: RunPlan = PLAN, pool: Pool | None = None,  # type: ignore[no-untyped-def]
-        config: RunConfig = DEFAULT_CONFIG):
+        config: RunConfig = DEFAULT_CONFIG, trial: int = 1):
     pool = pool or Pool(log)
     world = pool.world
-    return execute_run(plan, 1, config, pool, stop=log.stop, on_phase=lambda p: log(f"phase {p.split(' (')[0]}"),
+    return execute_run(plan, trial, config, pool, stop=log.stop, on_phase=lambda p: log(f"phase {p.split(' (')[0]}"),
                        wall_ms=world.wall_ms, clock=lambda: world.now_ms / 1000, sleep=world.sleep)
 
 
@@ -249,3 +249,15 @@ def test_the_steady_window_spans_two_intervals_so_an_exactly_once_job_shows_outp
     run(log, config=RunConfig(30_000, 1.0))
     assert log.windows_s and log.windows_s[0] >= 60, log.windows_s
     assert PLAN.estimate_s(30) >= 40 + 60 + 60
+
+
+def test_the_profile_s_first_trial_carries_the_repeats_the_others_do_not() -> None:
+    """One setting measured 1 + repeats times: the scatter the models' held-out error is read against."""
+    plan = replace(PLAN, repeats=2)
+    assert (plan.faults_in(0), plan.faults_in(1), replace(plan, faults=0).faults_in(0)) == (3, 1, 0)
+    assert plan.estimate_s(10, 0) > plan.estimate_s(10, 1) == plan.estimate_s(10)
+    log = Log()
+    first = run(log, plan, trial=0)
+    assert first.status == "completed" and len(first.recoveries) == 3, first.error
+    assert [e for e in log.events if e.startswith("phase fault")] == ["phase fault 1/3", "phase fault 2/3",
+                                                                      "phase fault 3/3"]
