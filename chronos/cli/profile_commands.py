@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -15,7 +15,7 @@ from rich.table import Table
 
 from chronos.cli.common import AsJson, StackDir, err, finite, out, print_json, stack_dir_of
 from chronos.cli.graceful import graceful_stop
-from chronos.errors import InvalidInput
+from chronos.errors import ChronosError, InvalidInput
 from chronos.model import parse_interval_ms, path_safe
 from chronos.profiler.events import ProfileEvents
 from chronos.profiler.live_watch import TOLERANCE, LiveImpact
@@ -170,12 +170,12 @@ def profile_run(
                     err.print(f"no running job {settings.spec.name} submitted by chronos here: the live job is not "
                               "watched while this profile runs", highlight=False)
                 else:
-                    watcher = _watch(cleanup, wiring.live_watcher(sd, live))
+                    watcher = _watch(cleanup, lambda: wiring.live_watcher(sd, live))
         else:
             with wiring.flink_client(sd, None, patient=True) as client:
                 job_record = wiring.chronos_job(client, sd, job)
             # Read from now on: the minutes of recording the input are the live job's "before".
-            watcher = None if dry_run else _watch(cleanup, wiring.live_watcher(sd, job_record))
+            watcher = None if dry_run else _watch(cleanup, lambda: wiring.live_watcher(sd, job_record))
             spec = job_record.spec
             check_profilable(spec)  # before minutes of recording, before any cluster starts
             lo, hi = _interval_range(intervals)
@@ -288,7 +288,15 @@ def _parallel(text: str, extra_taskmanagers: int) -> tuple[bool, int]:
         raise InvalidInput(f"invalid --parallel {text!r}: a number of runs at a time, or 'auto'") from None
 
 
-def _watch(cleanup: contextlib.ExitStack, watcher: LiveWatcher) -> LiveWatcher:
+def _watch(cleanup: contextlib.ExitStack, make: Callable[[], LiveWatcher]) -> LiveWatcher | None:
+    """The live job's watch, closed with the profile; one that cannot start is said, and the profile goes on
+    without it (its readings guard the live job, they are not what the profile measures)."""
+    try:
+        watcher = make()
+    except (ChronosError, OSError) as exc:
+        err.print(f"the live job cannot be watched while profiled ({shown(str(exc))}): no band, no impact measured",
+                  highlight=False)
+        return None
     cleanup.callback(watcher.close)
     watcher.start()
     return watcher
