@@ -246,19 +246,22 @@ def p90(values: Sequence[float]) -> float | None:
 
 def frontier_at(statics: Sequence[ArmFigures], share: float) -> tuple[float, str] | None:
     """The static frontier's QoS-violation seconds at a checkpoint share, and which arms give it: the best static arm
-    that checkpoints no more, or the line between two static arms on either side of the share where it is lower (a
-    user could have set any interval between two measured ones). None: no static arm checkpoints as little."""
+    that checkpoints no more, or, where it is lower, the line frontier.png draws between the static arms on either
+    side of the share (a user could have set any interval between two measured ones). None: no static arm
+    checkpoints as little."""
     cheaper = [f for f in statics if f.checkpoint_share <= share]
     if not cheaper:
         return None
     best = min(cheaper, key=qos_s)
     value, said = qos_s(best), best.arm
-    for low in cheaper:
-        for high in (f for f in statics if f.checkpoint_share > share):
-            at = qos_s(low) + (qos_s(high) - qos_s(low)) * (share - low.checkpoint_share) / (
-                high.checkpoint_share - low.checkpoint_share)
-            if at < value:
-                value, said = at, f"the line from {low.arm} to {high.arm}"
+    dearer = [f for f in statics if f.checkpoint_share > share]
+    if dearer:
+        low = max(cheaper, key=lambda f: f.checkpoint_share)
+        high = min(dearer, key=lambda f: f.checkpoint_share)
+        at = qos_s(low) + (qos_s(high) - qos_s(low)) * (share - low.checkpoint_share) / (
+            high.checkpoint_share - low.checkpoint_share)
+        if at < value:
+            value, said = at, f"the line from {low.arm} to {high.arm}"
     return value, said
 
 
