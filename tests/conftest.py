@@ -116,10 +116,16 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StackState]:
         assert not survivors, f"processes survived `stack down`: {survivors}"
 
 
-def _last_taskmanager_words(state: StackState, lines: int = 25) -> str:
+def _last_taskmanager_words(state: StackState, lines: int = 12, causes: int = 20) -> str:
+    """The dead TaskManager's own account: its log's first WARN/ERROR lines (the cause; a tail alone showed only the
+    shutdown when a Kafka restart killed one in CI, 2026-12-05) and its last lines."""
     logs = sorted(Path(state.flink_home, "log").glob("*taskexecutor*"), key=lambda p: p.stat().st_mtime)
-    return "\n".join(f"--- {p.name}\n" + "\n".join(p.read_text(errors="replace").splitlines()[-lines:])
-                     for p in logs[-2:])
+    said = []
+    for p in logs[-2:]:
+        text = p.read_text(errors="replace").splitlines()
+        flagged = [line for line in text if " WARN " in line or " ERROR " in line or "Fatal" in line][:causes]
+        said.append(f"--- {p.name}\n" + "\n".join([*flagged, "...", *text[-lines:]] if flagged else text[-lines:]))
+    return "\n".join(said)
 
 
 @pytest.fixture(autouse=True)
