@@ -73,7 +73,7 @@ def _values(readings: Sequence[LiveReading], field: str) -> list[float]:
     return [v for r in readings if (v := getattr(r, field)) is not None]
 
 
-def _quantile(values: Sequence[float], q: float) -> float:
+def quantile(values: Sequence[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
@@ -84,7 +84,7 @@ def band_of(before: Sequence[LiveReading]) -> LiveBand | None:
     if len(p99) < MIN_READINGS:
         return None
     lags = _values(before, "lag")
-    return LiveBand(_quantile(p99, 0.9), max(lags, default=0.0), len(p99))
+    return LiveBand(quantile(p99, 0.9), max(lags, default=0.0), len(p99))
 
 
 def judge(band: LiveBand | None, recent: Sequence[LiveReading]) -> GuardVerdict:

@@ -22,6 +22,7 @@ from chronos.profiler.live_watch import (
     band_of,
     impact,
     judge,
+    quantile,
 )
 
 TICK_S = 5.0
@@ -65,7 +66,7 @@ class LiveWatcher:
         except Exception:  # noqa: BLE001 - a reading that fails, however, is a missing reading, never the watch's end
             self.failed_readings += 1
             return
-        p99 = sorted(latencies)[min(len(latencies) - 1, int(0.99 * len(latencies)))] if latencies else None
+        p99 = quantile(latencies, 0.99) if latencies else None
         with self._lock:
             self._readings.append(LiveReading(self._clock(), p99, sample.throughput, sample.lag))
 
