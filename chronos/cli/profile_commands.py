@@ -267,7 +267,7 @@ def profile_run(
         impact = watcher.impact(outcome.pauses, outcome.paused_s) if watcher is not None else None
         if impact is not None:
             store.save_live_impact(profile_id, started_ms, impact, pool.niceness)
-        _say_outcome(profile_id, store.path, outcome, impact, as_json)
+        _say_outcome(profile_id, store.path, outcome, impact, limits.parallel, as_json)
 
 
 BEFORE_MAX_S = 30.0  # the longest a profile waits to learn the live job's band before its first copy
@@ -407,9 +407,10 @@ def _say_plan(profile_id: str, db: Path, plan: RunPlan, space: ProfileSpace, tar
             out.print(f"{key:22} {value}", highlight=False)
 
 
-def _say_outcome(profile_id: str, db: Path, outcome: ProfileOutcome, live: LiveImpact | None, as_json: bool) -> None:
+def _say_outcome(profile_id: str, db: Path, outcome: ProfileOutcome, live: LiveImpact | None, parallel: int,
+                 as_json: bool) -> None:
     if as_json:
-        print_json({"profile_id": profile_id, "db": str(db), **asdict(outcome),
+        print_json({"profile_id": profile_id, "db": str(db), **asdict(outcome), "parallel": parallel,
                     "live": None if live is None else {**asdict(live), "p99_change": live.p99_change}})
     else:
         out.print(f"profile {profile_id}: {outcome.completed} runs completed, {outcome.failed} failed in "
