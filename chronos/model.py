@@ -135,6 +135,16 @@ class JobSpec:
     def kind(self) -> str:
         return "jar" if self.jar else "python"
 
+    @property
+    def commits_on_checkpoint(self) -> bool:
+        """Whether the job's output is transactional (an exactly-once Kafka sink): it names a transactional-id prefix,
+        in its job file's copy section or as the built-in jobs' flag. Such output becomes visible only when the
+        checkpoint after it completes, so its latency cannot fall as the interval grows (shared/README.md measured
+        the commit on checkpoint); the p99 model is fitted rising for it."""
+        flag = "--transactional-id-prefix"
+        return (any(part == "transactional-id-prefix" for part, _ in self.copy_vars)
+                or any(a == flag or a.startswith(flag + "=") for a in self.args))
+
     @staticmethod
     def from_json(data: Mapping[str, Any]) -> JobSpec:
         """The one decoder of a spec written as `asdict(spec)` (job records, profile settings); fields added

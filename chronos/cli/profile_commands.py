@@ -440,12 +440,12 @@ def profile_report(
     from chronos.profiler.report import phase_rows, plot_profile, report_rows
 
     store = wiring.profile_store(_db(stack_dir_of(stack_dir), db), must_exist=True)
-    profile_id, _ = wiring.last_profile(store, profile)
+    profile_id, settings = wiring.last_profile(store, profile)
     runs = store.runs(profile_id)
     rows = report_rows(runs)
     phases = phase_rows(runs)
     written = plot_profile(rows, plots) if plots else []
-    fits = _model_fits(runs) if models else {}
+    fits = _model_fits(runs, settings.spec.commits_on_checkpoint) if models else {}
     impacts = store.live_impacts(profile_id)
     if as_json:
         print_json({"profile_id": profile_id, "runs": [asdict(r) for r in rows],
@@ -477,7 +477,7 @@ def profile_report(
     for what, fit in fits.items():
         out.print(f"{what} model: {fit.family}, held-out error {fit.held_out_mape:.0%} ("
                   + ", ".join(f"{name} {mape:.0%}" for name, mape in fit.mape_by_family) + ")"
-                  + (f"; set aside, as they predict a recovery falling with the interval or the load: "
+                  + (f"; set aside, as they predict it falling with the interval or the load: "
                      f"{', '.join(fit.falling)}" if fit.falling and fit.family not in fit.falling else "")
                   + ("; every family's predictions fall with the interval or the load: the data does not say how "
                      "it grows" if fit.family in fit.falling else "")
@@ -512,9 +512,10 @@ def _phase_table(phases: Sequence[PhaseRow]) -> Table:
     return table
 
 
-def _model_fits(runs: Sequence[ProfileRun]) -> dict[str, FitReport]:
+def _model_fits(runs: Sequence[ProfileRun], latency_rising: bool) -> dict[str, FitReport]:
     """Every family cross-validated on the profile (the phase law among them for recovery, at the job's
-    capacity; recovery fitted rising, as the tuner fits it); fewer than 4 points: no model."""
+    capacity; recovery fitted rising, and p99 too for output committed on checkpoints, as the tuner fits them);
+    fewer than 4 points: no model."""
     from chronos.optimizer.models import fit_best
     from chronos.profiler.observations import profile_observations
 
@@ -522,7 +523,7 @@ def _model_fits(runs: Sequence[ProfileRun]) -> dict[str, FitReport]:
     fits = {}
     with out.status("fitting the models"):
         for what, points, capacity, rising in (("recovery", observed.recovery, observed.capacity, True),
-                                               ("p99", observed.latency, None, False)):
+                                               ("p99", observed.latency, None, latency_rising)):
             if len(points) >= 4:
                 fits[what] = fit_best(points, seed=0, capacity=capacity, rising=rising).report
     return fits

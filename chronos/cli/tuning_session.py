@@ -101,7 +101,8 @@ def tuning_session(request: TuneRequest) -> Iterator[tuple[TuneLoop, TuneDisplay
                                      pause_after_savepoint_s=request.pause_after_savepoint_s)
         policy = request.policy
         book = wiring.model_book(request.db, record.spec.name, journal, policy.strategy,
-                                 fit_timeout_s=request.fit_timeout_s)
+                                 fit_timeout_s=request.fit_timeout_s,
+                                 latency_rising=record.spec.commits_on_checkpoint)
         collector = wiring.tune_collector(client, request.stack_dir, record, policy.latency_window_s,
                                           request.reporter_urls)
         resources.callback(collector.close)

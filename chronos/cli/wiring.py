@@ -509,9 +509,10 @@ def deployment_to_tune(client: FlinkRestClient, deployment: str, namespace: str,
 
 
 def model_book(db: Path, job_name: str, journal: TuneJournal, strategy: str = "chronos",
-               fit_timeout_s: float = 300.0) -> ModelBook:
+               fit_timeout_s: float = 300.0, latency_rising: bool = False) -> ModelBook:
     """Models from every profile of this job in the database, plus the live recoveries seen so far
-    (Khaos's linear models for the Khaos-style strategy, the best held-out family otherwise)."""
+    (Khaos's linear models for the Khaos-style strategy, the best held-out family otherwise); `latency_rising` for a
+    job whose output commits on checkpoints."""
     from chronos.optimizer.model_values import Model, Observation, ProfileObservations
     from chronos.profiler.observations import profile_observations
     from chronos.tune.fitting import fit_in_child
@@ -533,7 +534,7 @@ def model_book(db: Path, job_name: str, journal: TuneJournal, strategy: str = "c
         return fit_in_child(points, seed, families=("linear",) if khaos else None, timeout_s=fit_timeout_s,
                             capacity=capacity, rising=rising and not khaos)
 
-    return ModelBook(observations, live, fitter=fitter, learn_online=not khaos)
+    return ModelBook(observations, live, fitter=fitter, learn_online=not khaos, latency_rising=latency_rising)
 
 
 def journaled_cadence(db: Path) -> Callable[[str, str], int | None]:

@@ -95,7 +95,7 @@ class ModelBook:
     """The current models, refitted when a live recovery is added."""
 
     def __init__(self, profile: ProfileObservations, live_recoveries: Sequence[Observation] = (), seed: int = 0,
-                 fitter: Fitter = fit_best_in_child, learn_online: bool = True) -> None:
+                 fitter: Fitter = fit_best_in_child, learn_online: bool = True, latency_rising: bool = False) -> None:
         self._profile = profile
         self._learn_online = learn_online  # Khaos fitted once, on its profile
         self._live = list(live_recoveries)[-MAX_LIVE_RECOVERIES:]
@@ -103,7 +103,9 @@ class ModelBook:
         self._fitter = fitter
         self.fit_failures = 0
         self.last_fit_error: str | None = None
-        self._latency = self._fit(profile.latency, None)
+        # An exactly-once job's p99 does not fall as the interval grows (its output waits for the commit): fitted
+        # rising, as a recovery is (JobSpec.commits_on_checkpoint).
+        self._latency = self._fit(profile.latency, None, rising=latency_rising)
         self._checkpoint = self._fit(profile.checkpoint, None)
         self.models = JobModels(self._fit_recovery([*profile.recovery, *(self._live if learn_online else ())], None),
                                 self._latency, self._checkpoint)

@@ -85,3 +85,15 @@ def test_the_recovery_model_is_fitted_rising_with_the_jobs_capacity_and_the_othe
     book.add_recovery(Observation(15, 2000, 36))
     assert seen[-1] == (POINTS[0].value, 9000.0, True)
     assert book.models.recovery is not None and "phases" in dict(book.models.recovery.report.mape_by_family)
+
+
+def test_the_p99_model_of_a_job_whose_output_commits_on_checkpoints_is_fitted_rising() -> None:
+    seen = []
+
+    def recording(observations, seed, capacity=None, rising=False):  # type: ignore[no-untyped-def]
+        seen.append((observations[0].value, rising))
+        return fit_best(observations, seed=seed, capacity=capacity, rising=rising)
+
+    latency = tuple(Observation(o.interval_s, o.rate, 100.0 * o.value) for o in POINTS)
+    ModelBook(ProfileObservations(tuple(POINTS), latency, ()), fitter=recording, latency_rising=True)
+    assert seen[0] == (100.0 * POINTS[0].value, True), "p99 rising, as the recovery is"

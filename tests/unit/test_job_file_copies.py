@@ -109,3 +109,13 @@ def test_a_job_record_keeps_every_input_topic(tmp_path: Path) -> None:
     store.save(JobRecord("a" * 32, spec, CheckpointSettings(5000), io=io))
     record = store.get("a" * 32)
     assert record is not None and record.io == io and record.io.more_input_topics == ("shop-payments",)
+
+
+def test_a_job_naming_a_transactional_id_prefix_commits_its_output_on_checkpoints(tmp_path: Path) -> None:
+    spec, _ = load_job_file(write(tmp_path, CLICKS), {"bootstrap": "live:9092"})
+    assert spec.commits_on_checkpoint, "its copy section names the prefix"
+    plain = CLICKS.replace("  transactional-id-prefix: txn\n", "")
+    spec, _ = load_job_file(write(tmp_path, plain), {"bootstrap": "live:9092"})
+    assert not spec.commits_on_checkpoint, "no prefix: nothing says its output waits for a commit"
+    assert JobSpec("demo", "vehicle_stats_job.py", ("--transactional-id-prefix", "t")).commits_on_checkpoint
+    assert JobSpec("demo", "vehicle_stats_job.py", ("--transactional-id-prefix=t",)).commits_on_checkpoint
