@@ -21,6 +21,7 @@ from chronos.chaos.faults import FaultInjector
 from chronos.chaos.measure import SignalSource, measure_recovery
 from chronos.chaos.timing import WorstCase
 from chronos.clock import wall_ms
+from chronos.errors import InvalidInput
 from chronos.model import CheckpointSettings, JobSpec, RecoveryMeasurement, SignalSample
 from chronos.profiler.copies import JobCopy, profiling_copy
 from chronos.profiler.input_sample import InputSample
@@ -84,6 +85,13 @@ class ClusterPool(Protocol):
 
 class RunInterrupted(Exception):
     """The profile is being stopped: the run ends early and is not recorded as done."""
+
+
+class OutputOlderThanCopy(InvalidInput):
+    """The copy's output says it is older than the copy: the times its latency is read from were not moved to now by
+    the replay, so every run would measure the time since the input was recorded, not the job. A copy's input is all
+    sent after its run starts, with every time the job file names moved to the moment it is sent, so the output's
+    time (derived from the input's) cannot predate the run unless a time field was left out. Ends the profile."""
 
 
 @dataclass(frozen=True)
@@ -204,9 +212,10 @@ def execute_run(
         finally:
             signals.close()
         control.cancel(job_id)
+        _check_output_times(plan, steady, (wall_ms() - started) / 1000)
         return ProfileRun(run_id, plan.profile_id, trial_number, config, rate, "completed", started, wall_ms(),
                           steady, tuple(recoveries), tuple(samples))
-    except RunInterrupted:
+    except (RunInterrupted, OutputOlderThanCopy):
         raise
     except Exception as exc:  # noqa: BLE001 - recorded with the run; the profile goes on
         return failed(f"{type(exc).__name__}: {exc}")
@@ -222,6 +231,18 @@ def execute_run(
         if copy is not None:
             with contextlib.suppress(Exception):  # the broker is the live stack's: its health is not this run's
                 cluster.delete_topics(list(copy.topics))
+
+
+def _check_output_times(plan: RunPlan, steady: SteadyState, run_s: float) -> None:
+    """Refuse a copy whose median output latency exceeds the time since its run started (OutputOlderThanCopy)."""
+    if steady.p50_ms is None or steady.p50_ms / 1000 <= run_s:
+        return
+    fields = ", ".join(plan.spec.event_time_fields) or "none"
+    raise OutputOlderThanCopy(
+        f"the copy's output is older than the copy: its median {plan.timestamp_field} is {steady.p50_ms / 1000:,.0f} s "
+        f"old {run_s:,.0f} s into the run, so the input times it comes from are not moved to now by the replay "
+        f"(the job file's copy.event-time-fields: {fields}); name them there (JSON paths into the input records) and "
+        "profile again: measured like this, a profile's p99 is the time since the input was recorded")
 
 
 def _measure(plan: RunPlan, config: RunConfig, faults: int, cluster: ProfilingCluster, signals: CopySignals,

@@ -15,7 +15,7 @@ from chronos.model import CheckpointSettings, JobSpec
 from chronos.profiler.copies import JobCopy
 from chronos.profiler.input_sample import InputSample
 from chronos.profiler.records import RecoveryVariant, RunConfig
-from chronos.profiler.run import RunInterrupted, RunPlan, execute_run
+from chronos.profiler.run import OutputOlderThanCopy, RunInterrupted, RunPlan, execute_run
 from chronos.rates import RateProfile, TraceRate
 from tests.support.chaos_world import World
 
@@ -35,6 +35,7 @@ class Log:
     stop_at: str | None = None  # the event at which a stop is requested
     stop: threading.Event = field(default_factory=threading.Event)
     windows_s: list[float] = field(default_factory=list)  # the steady windows latencies were asked for
+    latencies_ms: tuple[float, ...] = (3000.0, 3100.0)  # what the copy's output reads in its steady window
 
     def __call__(self, event: str) -> None:
         self.events.append(event)
@@ -85,7 +86,7 @@ class Signals(World):
 
     def latencies_between(self, since_ms: int, until_ms: int) -> list[float]:
         self.log.windows_s.append((until_ms - since_ms) / 1000)
-        return [3000.0, 3100.0]
+        return list(self.log.latencies_ms)
 
     def close(self) -> None:
         self.log("signals closed")
@@ -261,3 +262,13 @@ def test_the_profile_s_first_trial_carries_the_repeats_the_others_do_not() -> No
     assert first.status == "completed" and len(first.recoveries) == 3, first.error
     assert [e for e in log.events if e.startswith("phase fault")] == ["phase fault 1/3", "phase fault 2/3",
                                                                       "phase fault 3/3"]
+
+
+def test_a_copy_whose_output_is_older_than_the_copy_ends_the_profile_naming_the_time_fields_and_cleans_up() -> None:
+    """Its latency was read off input times the replay did not move: every run would measure the recording's age."""
+    log = Log(latencies_ms=(900_000.0, 910_000.0))
+    with pytest.raises(OutputOlderThanCopy, match=r"median max_created_ms is 905 s old .* copy.event-time-fields: "
+                                                  r"none\); name them there"):
+        run(log)
+    assert log.events[-len(CLEANUP):] == CLEANUP
+    assert run(Log(latencies_ms=(30_000.0,))).status == "completed", "30 s behind, later into the run: a slow job, not a stale one"
