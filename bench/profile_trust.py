@@ -9,6 +9,8 @@ default (input recorded and replayed, `--parallel auto`, `--repeats 2`, the defa
 throughput while copies ran against before (the profile's own live watch); each model's held-out error against its
 repeat-noise floor and its 80 % intervals' held-out coverage. Judged by chronos.benchmarks.profile_trust.
 
+`--refit` fits the models of the profiles kept beside the results (`<job>.profile.db`) again, as the code fits them now.
+
 `trends` is the held-out job (bench/jobs/vehicle_trends.yaml): written for this bench, unlike the shipped ones,
 never used to develop chronos. Writes <out>/<job>.json per job and <out>/results.md over every job measured there.
 """
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import subprocess
 import sys
 import time
@@ -53,7 +56,7 @@ def checked(*args: str, timeout: float = 3600) -> str:
     return done.stdout
 
 
-def profile_job(job: str, out: Path) -> dict[str, Any]:
+def profile_job(job: str, out: Path, extra: tuple[str, ...] = ()) -> dict[str, Any]:
     submit, load = JOBS[job]
     with bench_stack(f"chronos-bench-trust-{job}-") as (_, stack_dir):
         sd = str(stack_dir)
@@ -62,17 +65,28 @@ def profile_job(job: str, out: Path) -> dict[str, Any]:
         console.print(f"{job}: job {job_id} under load ({' '.join(load)}); settling {SETTLE_S:g} s")
         time.sleep(SETTLE_S)
         started = time.monotonic()
-        done = chronos("profile", "run", "--job", job_id, "--json", "--stack-dir", sd)
+        done = chronos("profile", "run", "--job", job_id, "--json", "--stack-dir", sd, *extra)
         wall = time.monotonic() - started
         if done.returncode != 0:
             raise SystemExit(f"{job}: profile run failed ({done.returncode}): {done.stderr.strip()[-1500:]}")
         outcome = json.loads(done.stdout)
         plots = out / f"{job}_plots"
         report = json.loads(checked("profile", "report", "--models", "--json", "--stack-dir", sd, "--plots", str(plots)))
+        shutil.copy(stack_dir / "profiles.db", out / f"{job}.profile.db")  # kept: --refit reads it again
         checked("load", "stop", "--stack-dir", sd)
-    return {"job": job, "submit": list(submit), "load": list(load), "wall_s": round(wall, 1), "outcome": outcome,
+    return {"job": job, "submit": list(submit), "load": list(load), "profile_args": list(extra), "wall_s": round(wall, 1),
+            "outcome": outcome,
             "said": [line for line in done.stderr.splitlines() if line.strip() and "━" not in line][-40:],
             "report": report, "plots": [p.name for p in sorted(plots.glob("*.png"))]}
+
+
+def refit(out: Path, job: str) -> None:
+    """The job's report read again from its kept profile (after a change to how models are fitted)."""
+    path = out / f"{job}.json"
+    measured = json.loads(path.read_text())
+    measured["report"] = json.loads(checked("profile", "report", "--models", "--json", "--db",
+                                            str(out / f"{job}.profile.db")))
+    path.write_text(json.dumps(measured, indent=2, default=str))
 
 
 def trust_of(measured: dict[str, Any]) -> ProfileTrust:
@@ -110,15 +124,22 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--jobs", default=",".join(JOBS))
     parser.add_argument("--out", type=Path, default=RESULTS / "profile_trust")
+    parser.add_argument("--profile-arg", action="append", default=[], help="passed to chronos profile run (a trial)")
+    parser.add_argument("--refit", action="store_true", help="only fit the kept profiles' models again")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     for job in args.jobs.split(","):
         if job not in JOBS:
             raise SystemExit(f"unknown job {job!r}; known: {', '.join(JOBS)}")
-        measured = profile_job(job, args.out)
+        if args.refit:
+            refit(args.out, job)
+            continue
+        measured = profile_job(job, args.out, tuple(args.profile_arg))
         (args.out / f"{job}.json").write_text(json.dumps(measured, indent=2, default=str))
         console.print({k: asdict(v) if hasattr(v, "__dataclass_fields__") else v
                        for k, v in asdict(trust_of(measured)).items()})
+        write_results(args.out)
+    if args.refit:
         write_results(args.out)
 
 
