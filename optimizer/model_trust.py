@@ -47,16 +47,31 @@ def at_noise_floor(held_out_mape: float, floor: float | None) -> bool:
     return floor is not None and held_out_mape <= floor + AT_FLOOR_MARGIN
 
 
+def residual_bounds(ratios: Sequence[float], coverage: float) -> tuple[float, float]:
+    """The interval (relative to a prediction) that covers `coverage` of new points, from held-out residual ratios:
+    the order statistics a new exchangeable point falls beyond with chance `tail` each (the k-th smallest is
+    exceeded with chance (n + 1 - k) / (n + 1): k = (n + 1)(1 - tail) above and (n + 1) tail below, to the nearest
+    rank, as split-conformal prediction has it; beyond the sample, its extreme), widened to include 0. Plain
+    quantiles of n residuals cover less than they claim for small n: interpolated between the two largest of ten,
+    80 % intervals covered 56-70 % held out on the profiles of three shipped jobs (bench/profile_trust.py,
+    2026-12-05). Rounded up, as the conformal guarantee has it, they cover more than claimed (89 % of 19 points)."""
+    r = np.sort(np.asarray([x for x in ratios if np.isfinite(x)], dtype=float))
+    if r.size == 0:
+        return 0.0, 0.0
+    tail = (1 - coverage) / 2
+    above = min(int(np.round((r.size + 1) * (1 - tail))), r.size)
+    below = max(int(np.round((r.size + 1) * tail)), 1)
+    return min(float(r[below - 1]), 0.0), max(float(r[above - 1]), 0.0)
+
+
 def held_out_coverage(ratios: Sequence[float], coverage: float) -> float | None:
     """The share of held-out residual ratios (value / held-out prediction - 1) that fall inside the interval cut
-    from the others' quantiles (widened to include 0, as the fitted model's interval is); None with too few."""
+    from the others (residual_bounds, as the fitted model's interval is); None with too few."""
     r = np.asarray([x for x in ratios if np.isfinite(x)], dtype=float)
     if r.size < MIN_COVERAGE_POINTS:
         return None
-    tail = (1 - coverage) / 2
     inside = 0
     for i in range(r.size):
-        rest = np.delete(r, i)
-        low, high = min(float(np.quantile(rest, tail)), 0.0), max(float(np.quantile(rest, 1 - tail)), 0.0)
+        low, high = residual_bounds(np.delete(r, i).tolist(), coverage)
         inside += int(low <= r[i] <= high)
     return inside / r.size

@@ -4,8 +4,8 @@ rate, chosen among a few scikit-learn families by cross-validation.
 The error reported with every fit is held-out (mean absolute percentage error over the folds), never
 the fit error: a model that memorised its profile looks perfect on it and fails at the interval it was
 not shown, which is what Khaos's linear model did. Prediction intervals come from the same held-out
-residuals (relative, split-conformal style), so every family gives them the same way and a decision can
-be as conservative as the data says it must be.
+residuals (relative, split-conformal order statistics: model_trust.residual_bounds), so every family gives
+them the same way and a decision can be as conservative as the data says it must be.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import FunctionTransformer, PolynomialFeatures, StandardScaler
 
 from chronos.optimizer.grid import GridModel
-from chronos.optimizer.model_trust import held_out_coverage, repeat_noise_floor
+from chronos.optimizer.model_trust import held_out_coverage, repeat_noise_floor, residual_bounds
 from chronos.optimizer.model_values import FitReport, Observation, Prediction
 
 __all__ = ["FitReport", "FittedModel", "Observation", "Prediction", "family_names", "fit_best", "fit_grid",
@@ -158,13 +158,12 @@ def _fit_best(observations: Sequence[Observation], seed: int, coverage: float, f
     best = min(eligible, key=lambda name: scores[name][0])
     ratio = y / np.where(scores[best][1] == 0, np.nan, scores[best][1]) - 1
     ratio = ratio[np.isfinite(ratio)]
-    tail = (1 - coverage) / 2
-    low, high = (float(np.quantile(ratio, tail)), float(np.quantile(ratio, 1 - tail))) if ratio.size else (0.0, 0.0)
+    low, high = residual_bounds(ratio.tolist(), coverage)
     report = FitReport(best, scores[best][0], tuple((n, round(s, 4)) for n, (s, _) in scores.items()),
                        len(observations), k, falling,
                        (min(o.interval_s for o in observations), max(o.interval_s for o in observations)),
                        repeat_noise_floor(observations), coverage, held_out_coverage(ratio.tolist(), coverage))
-    return FittedModel(report, fitted[best] if best in fitted else known[best]().fit(x, y), min(low, 0.0), max(high, 0.0))
+    return FittedModel(report, fitted[best] if best in fitted else known[best]().fit(x, y), low, high)
 
 
 def fit_grid(observations: Sequence[Observation], seed: int = 0, points: tuple[int, int] = (160, 64),

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from chronos.optimizer.model_trust import at_noise_floor, held_out_coverage, repeat_noise_floor
+from chronos.optimizer.model_trust import at_noise_floor, held_out_coverage, repeat_noise_floor, residual_bounds
 from chronos.optimizer.models import Observation, fit_best
 
 
@@ -46,3 +46,19 @@ def test_a_fit_reports_its_floor_and_coverage_beside_its_error() -> None:
     assert at_noise_floor(report.held_out_mape, report.noise_floor_mape)
     assert report.coverage == 0.8
     assert report.held_out_coverage is not None and 0.6 <= report.held_out_coverage <= 1.0
+
+
+def test_an_80_percent_interval_from_few_residuals_is_cut_where_it_covers_80_percent_of_new_points() -> None:
+    """Split-conformal order statistics: from nine residuals, a tenth lands beyond the k-th largest with chance
+    k / 10, so the bound is the largest, not a quantile interpolated below it (which covered 56-70 % held out)."""
+    nine = [-0.4, -0.3, -0.2, -0.1, 0.05, 0.1, 0.2, 0.3, 0.5]
+    assert residual_bounds(nine, 0.8) == (-0.4, 0.5)
+    assert residual_bounds([float(i) for i in range(1, 40)], 0.8) == (0.0, 36.0), "widened to include 0; the 36th of 39"
+    assert residual_bounds([], 0.8) == (0.0, 0.0)
+
+
+def test_exchangeable_residuals_are_covered_as_claimed_when_judged_held_out() -> None:
+    rng = random.Random(7)
+    shares = [held_out_coverage([rng.gauss(0, 0.2) for _ in range(n)], 0.8) for n in (10, 20, 40) for _ in range(100)]
+    mean = sum(s for s in shares if s is not None) / len(shares)
+    assert 0.75 <= mean <= 0.85, mean
