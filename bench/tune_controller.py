@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -160,7 +161,8 @@ def tuner_footprint(proc: subprocess.Popen[str]) -> dict[str, float]:
 
 @contextmanager
 def bench_stack(prefix: str) -> Iterator[tuple[Any, Path]]:
-    """A fresh local stack (2 slots) for one bench, stopped and purged with whatever load it ran."""
+    """A fresh local stack (2 slots) for one bench, stopped and purged with whatever load it ran, its directory
+    (profiles, job records) removed: a bench keeps what it measured in bench/results."""
     stack_dir = Path(tempfile.mkdtemp(prefix=prefix))
     state, _ = up(StackOptions(stack_dir, CACHE, slots=2))
     try:
@@ -169,6 +171,7 @@ def bench_stack(prefix: str) -> Iterator[tuple[Any, Path]]:
         subprocess.run([sys.executable, "-m", "chronos.cli.main", "load", "stop", "--stack-dir", str(stack_dir)],
                        capture_output=True)
         down(stack_dir, purge=True)
+        shutil.rmtree(stack_dir, ignore_errors=True)
 
 
 def retunes_section(state: Any, sd: str, count: int) -> dict[str, Any]:
