@@ -106,14 +106,15 @@ def write_results(out: Path) -> None:
     files = sorted(out.glob("*.json"), key=lambda p: order.index(p.stem) if p.stem in order else len(order))
     measured = [json.loads(p.read_text()) for p in files]
     trusts = [trust_of(m) for m in measured]
-    lines = ["# Profiles a user can trust (issue 31): every job profiled with chronos's defaults beside its live job",
+    lines = ["# Profiles a user can trust (issue 31): each job profiled beside its live job",
              "", "Produced by `bench/profile_trust.py`; per-job figures in `<job>.json`.", "",
-             "| job | load | wall min | runs (failed) | copies at a time | live p99 | live throughput | held back s |",
-             "|---|---|---|---|---|---|---|---|"]
+             "| job | load | profile run given | wall min | runs (failed) | copies at a time | live p99 | live throughput "
+             "| held back s |", "|---|---|---|---|---|---|---|---|---|"]
     for m, t in zip(measured, trusts, strict=True):
         def pct(v: float | None) -> str:
             return "-" if v is None else f"{v:+.1%}"
-        lines.append(f"| {t.job} | {' '.join(m['load'])} | {t.wall_s / 60:.1f} | {t.runs} ({t.failed}) | "
+        lines.append(f"| {t.job} | {' '.join(m['load'])} | {' '.join(m.get('profile_args', [])) or 'defaults'} | "
+                     f"{t.wall_s / 60:.1f} | {t.runs} ({t.failed}) | "
                      f"{t.parallel} | {pct(t.p99_change)} | {pct(t.throughput_change)} | {t.paused_s:.0f} |")
     lines += ["", table([v for t in trusts for v in judge(t)]), ""]
     (out / "results.md").write_text("\n".join(lines))
