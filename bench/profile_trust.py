@@ -31,6 +31,7 @@ from rich.console import Console
 from tune_controller import RESULTS, bench_stack
 
 from chronos.benchmarks.profile_trust import ModelTrust, ProfileTrust, judge, table
+from chronos.optimizer.model_trust import at_noise_floor
 
 console = Console(stderr=True)
 ROOT = Path(__file__).parents[1]
@@ -94,7 +95,8 @@ def trust_of(measured: dict[str, Any]) -> ProfileTrust:
     live = outcome.get("live") or {}
     before, during = live.get("throughput_before"), live.get("throughput_during")
     models = tuple(ModelTrust(what, m["family"], m["held_out_mape"], m["observations"], m["noise_floor_mape"],
-                              m["coverage"], m["held_out_coverage"]) for what, m in report["models"].items())
+                              at_noise_floor(m["held_out_mape"], m["noise_floor_mape"]), m["coverage"],
+                              m["held_out_coverage"]) for what, m in report["models"].items())
     return ProfileTrust(measured["job"], measured["wall_s"], outcome["completed"], outcome["failed"],
                         outcome.get("parallel"), live.get("p99_change"),
                         during / before - 1 if before and during is not None else None, outcome.get("paused_s", 0.0),

@@ -4,11 +4,12 @@ as good as the repeats allow is not failed for the repeats' own scatter."""
 from __future__ import annotations
 
 from chronos.benchmarks.profile_trust import ModelTrust, ProfileTrust, judge, table
+from chronos.optimizer.model_trust import at_noise_floor
 
 
 def model(what: str = "recovery", error: float = 0.2, floor: float | None = None,
           covered: float | None = 0.8) -> ModelTrust:
-    return ModelTrust(what, "phases", error, 8, floor, 0.8, covered)
+    return ModelTrust(what, "phases", error, 8, floor, at_noise_floor(error, floor), 0.8, covered)
 
 
 def profile(*models: ModelTrust, wall_s: float = 540, p99_change: float | None = 0.02,
