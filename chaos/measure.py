@@ -5,7 +5,7 @@ through the SignalSource Protocol, so the orchestration runs unchanged on a fake
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from chronos.chaos.catch_up import explain_catch_up
@@ -40,8 +40,11 @@ def measure_recovery(
     sleep: Callable[[float], None] = time.sleep,
     on_sample: Callable[[SignalSample], None] = lambda s: None,
     settings_in_force: tuple[tuple[str, str], ...] = (),
+    learned_from: Sequence[SignalSample] = (),
 ) -> RecoveryMeasurement:
-    before: list[SignalSample] = []
+    """`learned_from`: readings of the steady state just before (a profiling run's steady window), so the warm-up
+    can be shorter: the bands are learnt from them and what the warm-up adds."""
+    before: list[SignalSample] = list(learned_from)
     interval_ms = signals.checkpoint_history().interval_ms
     start = wall_ms()
     while True:
@@ -55,7 +58,7 @@ def measure_recovery(
             steady = learn_steady_state(before, interval_ms=interval_ms)
             break
         except ValueError:
-            if wall_ms() - start >= 3 * warmup_s * 1000:
+            if wall_ms() - start >= 3 * max(warmup_s, 10.0) * 1000:
                 raise
     history = signals.checkpoint_history()
     fire_at = strategy.fire_at_ms(history, wall_ms())

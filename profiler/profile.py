@@ -1,6 +1,9 @@
 """A whole profile: N runs at a time, each configuration asked of the study, each result stored and
 told back, until the run count or the time budget is spent or the user stops it.
 
+Each worker keeps its copy running between its runs (a `CopySlot`, unless the plan says otherwise): the next run
+at the same load and recovery settings paces it at its own interval instead of starting a cluster.
+
 Stopping sets one event (the CLI sets it on Ctrl-C or SIGTERM): runs in flight end at their next step
 and clean up after themselves, completed runs stay stored, and the interrupted trials are queued again
 by the next `--resume`. The loop waits for every run to be cleaned up before it returns.
@@ -21,7 +24,7 @@ from chronos.errors import InvalidInput
 from chronos.profiler.events import ProfileEvents
 from chronos.profiler.live_watch import GuardVerdict
 from chronos.profiler.records import ProfileRun, RunConfig
-from chronos.profiler.run import ClusterPool, RunInterrupted, RunPlan, execute_run
+from chronos.profiler.run import ClusterPool, CopySlot, RunInterrupted, RunPlan, execute_run
 from chronos.profiler.store import ProfileStore
 from chronos.profiler.study import ProfileStudy, QosTargets, boundary_distance
 
@@ -76,13 +79,16 @@ def run_profile(
     counts = {"completed": 0, "failed": 0, "asked": 0}
     paused: dict[str, float] = {"pauses": 0, "seconds": 0.0}
 
-    def wait_for_the_live_job(slot: int) -> None:
-        """Hold this slot's next run while the guard says the live job is out of its band."""
+    def wait_for_the_live_job(slot: int, copies: CopySlot | None) -> None:
+        """Hold this slot's next run while the guard says the live job is out of its band, its copy stopped."""
         if guard is None:
             return
         verdict = guard()
         if verdict.admit:
             return
+        if copies is not None:
+            events.run_phase(slot, "stopping the copy: the live job is out of its band")
+            copies.close()
         since = clock()
         with lock:
             paused["pauses"] += 1
@@ -98,12 +104,13 @@ def run_profile(
         """Whether another run is to start at all (lock held)."""
         return not stop.is_set() and (limits.max_runs is None or done_before + counts["asked"] < limits.max_runs)
 
-    def next_trial() -> tuple[int, RunConfig] | None:
+    def next_trial(copies: CopySlot | None) -> tuple[int, RunConfig] | None:
         with lock:
             if not wanted():
                 return None
             number, config = study.ask()
-            estimate = plan.estimate_s(config.interval_ms / 1000, number)
+            running = copies is not None and copies.running is not None and copies.running.serves(config)
+            estimate = plan.estimate_s(config.interval_ms / 1000, number, copy_running=running)
             if limits.budget_s is not None and clock() - start + estimate > limits.budget_s:
                 return None  # no time left for it: it stays RUNNING in the study; a resume queues it again
             counts["asked"] += 1
@@ -119,18 +126,27 @@ def run_profile(
             stop.set()
 
     def work(slot: int) -> None:
+        copies = CopySlot(pool) if plan.reuse_copies else None
+        try:
+            runs(slot, copies)
+        finally:
+            if copies is not None and copies.running is not None:
+                events.run_phase(slot, "cleaning up")
+                copies.close(cancel=not stop.is_set())
+
+    def runs(slot: int, copies: CopySlot | None) -> None:
         while True:
             with lock:
                 if not wanted():
                     return
-            wait_for_the_live_job(slot)
-            if (trial := next_trial()) is None:
+            wait_for_the_live_job(slot, copies)
+            if (trial := next_trial(copies)) is None:
                 return
             number, config = trial
             events.run_started(slot, number, config)
             try:
-                run = execute(plan, number, config, pool, stop=stop,
-                                  on_phase=lambda phase: events.run_phase(slot, phase))
+                run = execute(plan, number, config, pool, stop=stop, slot=copies,
+                              on_phase=lambda phase: events.run_phase(slot, phase))
             except RunInterrupted:
                 return  # the trial stays RUNNING in the study: a resumed profile runs it again
             with lock:

@@ -1,6 +1,14 @@
 """One profiling run: a copy of the job on a cluster of its own, fed the recorded workload at one
 load level, checkpointing at one interval, measured in steady state and then through K worst-case
-faults. Whatever happens, the copy, its load, its topics and its cluster are gone when it returns.
+faults.
+
+The copy's checkpoints are paced (triggered over REST at the run's interval, as `chronos tune` paces the live job,
+the copy's own configured interval a long fallback), so a copy outlives its run when the profile asks for it (a
+`CopySlot`): the slot's next run at the same load and recovery settings paces the running copy at its own interval
+instead of starting a cluster, submitting and waiting for its first checkpoints (~30 s of a ~110 s run measured on
+the demo job), and its steady window is its first fault's warm-up. What is measured is also what the tuner does:
+the cadence, and the quick checkpoints after a restore (chronos.tune.pacing). Whatever ends a run without a slot,
+or a slot's copy, the copy, its load, its topics and its cluster are gone when it returns.
 
 The cluster comes from a ClusterPool (a local Flink cluster sharing the live stack's broker today;
 Kubernetes later), so faults break only the copy: a TaskManager kill on the live job's own cluster
@@ -14,7 +22,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from chronos.chaos.faults import FaultInjector
@@ -22,7 +30,7 @@ from chronos.chaos.measure import SignalSource, measure_recovery
 from chronos.chaos.timing import WorstCase
 from chronos.clock import wall_ms
 from chronos.errors import InvalidInput
-from chronos.model import CheckpointSettings, JobSpec, RecoveryMeasurement, SignalSample
+from chronos.model import CheckpointHistory, CheckpointSettings, JobSpec, RecoveryMeasurement, SignalSample
 from chronos.profiler.copies import JobCopy, profiling_copy
 from chronos.profiler.input_sample import InputSample
 from chronos.profiler.records import LIVE, ProfileRun, RecoveryVariant, RunConfig, SteadyState
@@ -31,12 +39,17 @@ from chronos.rates import RateProfile, ScaledRate, TraceRate
 
 
 class CopyControl(Protocol):
-    """Submitting and stopping the copy on its cluster (Flink's REST API there)."""
+    """Submitting, pacing and stopping the copy on its cluster (Flink's REST API there)."""
 
     def submit(self, spec: JobSpec, settings: CheckpointSettings) -> str: ...
     def wait_until_running(self, job_id: str, timeout_s: float) -> None: ...
+    def pace(self, job_id: str, cadence_ms: int, fallback_ms: int) -> None:
+        """Checkpoint the copy every `cadence_ms` from now on (triggered; its own interval is `fallback_ms`)."""
+        ...
     def cancel(self, job_id: str) -> None: ...
-    def close(self) -> None: ...
+    def close(self) -> None:
+        """Stop pacing and let go of the cluster's API."""
+        ...
 
 
 class CopySignals(SignalSource, Protocol):
@@ -94,6 +107,43 @@ class OutputOlderThanCopy(InvalidInput):
     time (derived from the input's) cannot predate the run unless a time field was left out. Ends the profile."""
 
 
+# The copy's own checkpoint interval: longer than any run, so every checkpoint of a run is one its pacing asked for.
+PACED_FALLBACK_MS = 3_600_000
+
+
+@dataclass
+class RunningCopy:
+    """A copy of the job on its cluster, with its load: made by a run, kept in a `CopySlot` for the next one."""
+
+    name: str  # the run that started it: names its cluster directory, topics and consumer group
+    cluster: ProfilingCluster
+    load_scale: float
+    recovery: str
+    started_ms: int
+    copy: JobCopy | None = None
+    load: RunningLoad | None = None
+    control: CopyControl | None = None
+    job_id: str | None = None
+    signals: CopySignals | None = None
+    runs: int = 0
+
+    def serves(self, config: RunConfig) -> bool:
+        return self.load_scale == config.load_scale and self.recovery == config.recovery
+
+
+class CopySlot:
+    """Where one worker of a profile keeps its copy between runs. Whoever makes a slot closes it (`close`)."""
+
+    def __init__(self, pool: ClusterPool) -> None:
+        self.pool = pool
+        self.running: RunningCopy | None = None
+
+    def close(self, cancel: bool = True) -> None:
+        if self.running is not None:
+            running, self.running = self.running, None
+            _stop_copy(self.pool, running, cancel)
+
+
 @dataclass(frozen=True)
 class RunPlan:
     """What every run of one profile shares."""
@@ -116,6 +166,7 @@ class RunPlan:
     sample: InputSample | None = None  # the job's own recorded input, replayed; None: generated vehicle events
     timestamp_field: str = "max_created_ms"  # in the copy's output: the newest input's time (its latency)
     recovery_variants: tuple[RecoveryVariant, ...] = ()  # what a RunConfig's `recovery` names, beside `live`
+    reuse_copies: bool = True  # a worker's next run paces its running copy (a CopySlot) rather than starting one
 
     def recovery_variant(self, name: str) -> RecoveryVariant | None:
         if name == LIVE:
@@ -135,12 +186,15 @@ class RunPlan:
         """The faults of one trial: the first (trial 0) carries the repeats, when there are faults at all."""
         return self.faults + (self.repeats if trial_number == 0 and self.faults else 0)
 
-    def estimate_s(self, interval_s: float, trial_number: int | None = None) -> float:
-        """A run's wall time, roughly: start, two checkpoints, steady window, and per fault its
-        warm-up, the wait for the worst moment, ~60 s to recover and the hold."""
+    def estimate_s(self, interval_s: float, trial_number: int | None = None, *, copy_running: bool = False) -> float:
+        """A run's wall time, roughly: start (unless its copy runs already), two checkpoints (one), steady window, and per
+        fault its warm-up (the first has the steady window's), the wait for the worst moment, ~60 s to recover
+        and the hold."""
         faults = self.faults if trial_number is None else self.faults_in(trial_number)
-        return (40 + 2 * interval_s + self.steady_window_s(interval_s)
-                + faults * (self.warmup_s + interval_s + 60 + self.hold_s))
+        warmups = max(0, faults - 1) * self.warmup_s
+        return ((0 if copy_running else 40) + (1 if copy_running else 2) * interval_s
+                + self.steady_window_s(interval_s) + warmups
+                + faults * (interval_s + 60 + self.hold_s))
 
 
 def check_profilable(spec: JobSpec) -> None:
@@ -159,10 +213,13 @@ def execute_run(
     wall_ms: Callable[[], int] = wall_ms,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
+    slot: CopySlot | None = None,
 ) -> ProfileRun:
-    """Phases in order: cluster, topics and load (the recorded sample replayed, or generated events), submission,
-    two checkpoints, steady window, faults. A stop request is honoured between phases (and within every wait);
-    whatever ends the run, the load, the copy's cluster and its topics are gone when this returns or raises."""
+    """Phases in order: cluster, topics and load (the recorded sample replayed, or generated events), submission
+    (unless the slot's copy serves the run), pacing at the run's interval, two checkpoints at it, steady window,
+    faults. A stop request is honoured between phases (and within every wait). Without a slot, or when the run
+    fails or is stopped, the load, the copy's cluster and its topics are gone when this returns or raises; with
+    one, a completed run leaves its copy running in the slot."""
     check_profilable(plan.spec)
     run_id = f"t{trial_number}-{uuid.uuid4().hex[:8]}"  # names the copy's topics, group and cluster directory
     started = wall_ms()
@@ -180,57 +237,122 @@ def execute_run(
         return ProfileRun(run_id, plan.profile_id, trial_number, config, rate, "failed", started, wall_ms(), error=error)
 
     check()
-    on_phase("starting a cluster")
-    try:
-        cluster = pool.acquire(run_id, plan.recovery_variant(config.recovery))
-    except Exception as exc:  # noqa: BLE001 - a run that cannot start is a failed run, not a failed profile
-        return failed(f"cluster: {exc}")
-    load: RunningLoad | None = None
-    control: CopyControl | None = None
-    copy: JobCopy | None = None
-    samples: list[SignalSample] = []
-    try:
-        copy = profiling_copy(plan.spec, run_id, cluster.bootstrap)
-        check()
-        cluster.create_topics(list(copy.topics), plan.partitions)
-        shape = ScaledRate(plan.workload, config.load_scale)
-        if plan.sample is not None:
-            load = cluster.start_replay(plan.sample, tuple(zip(copy.live_input_topics, copy.input_topics, strict=True)),
-                                        shape, plan.spec.event_time_fields, workers=min(4, 1 + int(rate // 3000)))
-        else:
-            load = cluster.start_load(copy.input_topic, shape, plan.vehicles, run_id,
-                                      workers=2 if rate > 6000 else 1)  # one producer process tops out near 8k ev/s
-        on_phase(f"submitting (interval {config.interval_ms / 1000:g} s, {rate:,.0f} ev/s)")
-        control = cluster.control()
-        job_id = control.submit(copy.spec, CheckpointSettings(config.interval_ms))
-        control.wait_until_running(job_id, 120)
-        check()
-        signals = cluster.signals(job_id, copy, plan.timestamp_field)
+    running = slot.running if slot is not None else None
+    if slot is not None and running is not None and not running.serves(config):
+        on_phase("stopping the copy (another load or recovery setting)")
+        slot.close()
+        running = None
+    if running is None:
+        on_phase("starting a cluster")
         try:
-            steady, recoveries = _measure(plan, config, plan.faults_in(trial_number), cluster, signals, samples,
-                                          on_phase, wait, check, clock, wall_ms)
-        finally:
-            signals.close()
-        control.cancel(job_id)
-        _check_output_times(plan, steady, (wall_ms() - started) / 1000)
+            cluster = pool.acquire(run_id, plan.recovery_variant(config.recovery))
+        except Exception as exc:  # noqa: BLE001 - a run that cannot start is a failed run, not a failed profile
+            return failed(f"cluster: {exc}")
+        running = RunningCopy(run_id, cluster, config.load_scale, config.recovery, started)
+        if slot is not None:
+            slot.running = running
+    samples: list[SignalSample] = []
+    keep = False
+    interrupted = False
+    try:
+        if running.signals is None:
+            _start_copy(plan, running, rate, on_phase, check)
+        assert running.control is not None and running.job_id is not None and running.signals is not None
+        running.runs += 1
+        on_phase(f"pacing at {config.interval_ms / 1000:g} s ({rate:,.0f} ev/s)")
+        running.control.pace(running.job_id, config.interval_ms, PACED_FALLBACK_MS)
+        signals = _AtCadence(running.signals, config.interval_ms)
+        # A new copy shows it checkpoints at all with two; a running one is at its new cadence from the first.
+        settle = 2 if running.runs == 1 else 1
+        steady, recoveries = _measure(plan, config, plan.faults_in(trial_number), running.cluster, signals, samples,
+                                      settle, on_phase, wait, check, clock, wall_ms)
+        _check_output_times(plan, steady, (wall_ms() - running.started_ms) / 1000)
+        keep = slot is not None
         return ProfileRun(run_id, plan.profile_id, trial_number, config, rate, "completed", started, wall_ms(),
                           steady, tuple(recoveries), tuple(samples))
     except (RunInterrupted, OutputOlderThanCopy):
+        interrupted = True
         raise
     except Exception as exc:  # noqa: BLE001 - recorded with the run; the profile goes on
         return failed(f"{type(exc).__name__}: {exc}")
     finally:
-        on_phase("cleaning up")
-        if load is not None:
-            load.stop()
-        if control is not None:
-            control.close()
-        # The copy's cluster goes first: a job still running (an interrupted run is not cancelled) keeps asking
-        # the broker for its topics' metadata, and the broker auto-creates a topic deleted under it.
-        pool.release(cluster)
-        if copy is not None:
-            with contextlib.suppress(Exception):  # the broker is the live stack's: its health is not this run's
-                cluster.delete_topics(list(copy.topics))
+        if not keep:
+            if slot is not None:
+                slot.running = None
+            _stop_copy(pool, running, cancel=not interrupted, on_phase=on_phase)
+
+
+def _start_copy(plan: RunPlan, running: RunningCopy, rate: float, on_phase: Callable[[str], None],
+                check: Callable[[], None]) -> None:
+    """Topics, load, submission at the long fallback interval, RUNNING, signals: each kept on `running` as soon as
+    it exists, so whatever fails midway, `_stop_copy` undoes what was done."""
+    cluster = running.cluster
+    running.copy = copy = profiling_copy(plan.spec, running.name, cluster.bootstrap)
+    check()
+    cluster.create_topics(list(copy.topics), plan.partitions)
+    shape = ScaledRate(plan.workload, running.load_scale)
+    if plan.sample is not None:
+        running.load = cluster.start_replay(plan.sample, tuple(zip(copy.live_input_topics, copy.input_topics,
+                                                                   strict=True)),
+                                            shape, plan.spec.event_time_fields, workers=min(4, 1 + int(rate // 3000)))
+    else:
+        running.load = cluster.start_load(copy.input_topic, shape, plan.vehicles, running.name,
+                                          workers=2 if rate > 6000 else 1)  # one producer process tops out near 8k ev/s
+    on_phase(f"submitting ({rate:,.0f} ev/s)")
+    running.control = control = cluster.control()
+    running.job_id = control.submit(copy.spec, CheckpointSettings(PACED_FALLBACK_MS))
+    control.wait_until_running(running.job_id, 120)
+    check()
+    running.signals = cluster.signals(running.job_id, copy, plan.timestamp_field)
+
+
+def _stop_copy(pool: ClusterPool, running: RunningCopy, cancel: bool,
+               on_phase: Callable[[str], None] = lambda phase: None) -> None:
+    """The copy cancelled (unless a stop is in a hurry), its load stopped, its cluster released, its topics deleted."""
+    on_phase("cleaning up")
+    if running.signals is not None:
+        with contextlib.suppress(Exception):
+            running.signals.close()
+    if cancel and running.control is not None and running.job_id is not None:
+        with contextlib.suppress(Exception):  # the cluster goes next either way
+            running.control.cancel(running.job_id)
+    if running.load is not None:
+        running.load.stop()
+    if running.control is not None:
+        running.control.close()
+    # The copy's cluster goes first: a job still running (an interrupted run is not cancelled) keeps asking
+    # the broker for its topics' metadata, and the broker auto-creates a topic deleted under it.
+    pool.release(running.cluster)
+    if running.copy is not None:
+        with contextlib.suppress(Exception):  # the broker is the live stack's: its health is not this run's
+            running.cluster.delete_topics(list(running.copy.topics))
+
+
+class _AtCadence:
+    """The copy's signals with its paced cadence as the checkpoint interval (its configured one is the fallback):
+    the worst moment to fail is a few seconds before the next paced checkpoint, and each recovery is recorded at
+    the interval it was measured at."""
+
+    def __init__(self, signals: CopySignals, cadence_ms: int) -> None:
+        self._signals, self._cadence_ms = signals, cadence_ms
+
+    def sample(self) -> SignalSample:
+        return self._signals.sample()
+
+    def replay_now(self) -> int | None:
+        return self._signals.replay_now()
+
+    def restored_checkpoint_id(self) -> int | None:
+        return self._signals.restored_checkpoint_id()
+
+    def failed_since(self, since_ms: int) -> int | None:
+        return self._signals.failed_since(since_ms)
+
+    def checkpoint_history(self) -> CheckpointHistory:
+        return replace(self._signals.checkpoint_history(), interval_ms=self._cadence_ms)
+
+    def latencies_between(self, since_ms: int, until_ms: int) -> list[float]:
+        return self._signals.latencies_between(since_ms, until_ms)
 
 
 def _check_output_times(plan: RunPlan, steady: SteadyState, run_s: float) -> None:
@@ -245,14 +367,17 @@ def _check_output_times(plan: RunPlan, steady: SteadyState, run_s: float) -> Non
         "profile again: measured like this, a profile's p99 is the time since the input was recorded")
 
 
-def _measure(plan: RunPlan, config: RunConfig, faults: int, cluster: ProfilingCluster, signals: CopySignals,
-             samples: list[SignalSample], on_phase: Callable[[str], None], wait: Callable[[float], None],
+def _measure(plan: RunPlan, config: RunConfig, faults: int, cluster: ProfilingCluster, signals: _AtCadence,
+             samples: list[SignalSample], settle: int, on_phase: Callable[[str], None], wait: Callable[[float], None],
              check: Callable[[], None], clock: Callable[[], float],
              wall_ms: Callable[[], int]) -> tuple[SteadyState, list[RecoveryMeasurement]]:
-    """Two checkpoints, the steady window, then the faults: what the run is for."""
-    on_phase("waiting for two checkpoints")
-    deadline = clock() + 2 * config.interval_ms / 1000 + 60
-    while len(signals.checkpoint_history().completed) < 2 and clock() < deadline:
+    """`settle` checkpoints at the run's cadence, the steady window, then the faults (the first learns its steady
+    state from the window): what the run is for."""
+    on_phase("waiting for two checkpoints" if settle == 2 else "waiting for a checkpoint")
+    paced_ms = wall_ms()
+    deadline = clock() + settle * config.interval_ms / 1000 + 60
+    while sum(c.trigger_ms >= paced_ms for c in signals.checkpoint_history().completed) < settle \
+            and clock() < deadline:
         wait(1)
     on_phase("steady state")
     window_start, cpu_start = wall_ms(), cluster.taskmanager_cpu_seconds()
@@ -269,8 +394,8 @@ def _measure(plan: RunPlan, config: RunConfig, faults: int, cluster: ProfilingCl
         check()
         on_phase(f"fault {k + 1}/{faults}")
         recoveries.append(measure_recovery(
-            signals, cluster.fault(), WorstCase(plan.before_s), warmup_s=plan.warmup_s, hold_s=plan.hold_s,
-            timeout_s=plan.timeout_s, sleep=wait, on_sample=samples.append, wall_ms=wall_ms,
-            settings_in_force=cluster.recovery_settings(),
+            signals, cluster.fault(), WorstCase(plan.before_s), warmup_s=0 if k == 0 else plan.warmup_s,
+            hold_s=plan.hold_s, timeout_s=plan.timeout_s, sleep=wait, on_sample=samples.append, wall_ms=wall_ms,
+            settings_in_force=cluster.recovery_settings(), learned_from=tuple(samples) if k == 0 else (),
         ))
     return steady, recoveries

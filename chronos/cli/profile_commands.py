@@ -118,7 +118,8 @@ def profile_run(
              "beside the live job (measured before the first copy; at least 1, at most 2).")] = "auto",
     runs: Annotated[int | None, typer.Option(min=1, max=10_000,
                                              help="Stop after this many completed runs in the profile.")] = None,
-    budget: Annotated[str | None, typer.Option(help="Start no run that would end after this wall time.")] = "15m",
+    budget: Annotated[str | None, typer.Option(
+        help="The profile's wall time, recording its input included: no run starts that would end after it.")] = "10m",
     steady: Annotated[str, typer.Option(help="Fault-free window measured in each run (at least two of its intervals).")] = "30s",
     warmup: Annotated[str, typer.Option(help="Window before each fault that the steady state is learnt from.")] = "15s",
     hold: Annotated[str, typer.Option(help="How long the steady state must hold after a fault to count as recovered.")] = "15s",
@@ -132,6 +133,10 @@ def profile_run(
         "of the study beside interval and load. The trade: within the same budget about half the runs go to it, so "
         "the interval curve at the live settings gets fewer points (the phase model learns what the proposal does; "
         "the tuner's recovery model keeps to the live settings' runs).")] = False,
+    copy_per_run: Annotated[bool, typer.Option(
+        "--copy-per-run", help="Start a cluster and a copy for every run. By default a copy outlives its run: the next "
+        "run at the same load paces its checkpoints at its own interval, no cluster start, no submission (~30 s "
+        "each).")] = False,
     resume: Annotated[bool, typer.Option("--resume", help="Continue the job's last profile (its settings).")] = False,
     profile: Annotated[str | None, typer.Option(help="With --resume: the profile id.")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the plan and the first configurations only.")] = False,
@@ -140,6 +145,7 @@ def profile_run(
     as_json: AsJson = False,
 ) -> None:
     """Profile copies of the job on clusters of their own; the live job, its topics and output are untouched."""
+    began = time.monotonic()  # the budget counts from here: recording the input is part of the profile's time
     from chronos.cli import wiring
     from chronos.profiler.copies import live_inputs
     from chronos.profiler.event_time import EventTimeFields
@@ -219,7 +225,8 @@ def profile_run(
         plan = RunPlan(profile_id, spec, settings.trace, faults=settings.faults, repeats=settings.repeats,
                        steady_s=settings.steady_s,
                        warmup_s=settings.warmup_s, hold_s=settings.hold_s, timeout_s=settings.timeout_s, sample=sample,
-                       timestamp_field=settings.timestamp_field, recovery_variants=settings.variants())
+                       timestamp_field=settings.timestamp_field, recovery_variants=settings.variants(),
+                       reuse_copies=not copy_per_run)
         space = ProfileSpace(settings.interval_min_s, settings.interval_max_s, settings.loads,
                              initial_design=design_size(most, len(settings.loads)),
                              recovery=("live", *(v.name for v in settings.variants())))
@@ -261,6 +268,8 @@ def profile_run(
                      for i in range(limits.parallel)]
             progress.update(total, status="")
             started_ms = int(time.time() * 1000)
+            if limits.budget_s is not None:  # what recording, the live job's band and the host's reading took
+                limits = replace(limits, budget_s=max(0.0, limits.budget_s - (time.monotonic() - began)))
             outcome = run_profile(plan, study, store, pool, limits, targets, stop=stop,
                                   events=_Bars(progress, total, slots, runs),
                                   guard=watcher.verdict if watcher is not None else None)
@@ -398,8 +407,11 @@ def _say_plan(profile_id: str, db: Path, plan: RunPlan, space: ProfileSpace, tar
                "workload_mean_rate": mean if mean > 0 else None, "space": asdict(space), "targets": asdict(targets),
                "limits": asdict(limits), "parallel": f"auto: at most {limits.parallel}, as the host's idle CPU "
                "holds when the profile starts" if auto else limits.parallel,
+               "copies": "kept between runs at the same load: each run paces its worker's copy at its interval"
+               if plan.reuse_copies else "a cluster and a copy per run (--copy-per-run)",
                "first_configurations": [asdict(c) for c in first],
-               "estimated_run_s": [round(plan.estimate_s(c.interval_ms / 1000, n)) for n, c in enumerate(first)]}
+               "estimated_run_s": [round(plan.estimate_s(c.interval_ms / 1000, n, copy_running=plan.reuse_copies
+                                                         and n >= limits.parallel)) for n, c in enumerate(first)]}
     if as_json:
         print_json(summary)
     else:

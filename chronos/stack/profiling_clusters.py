@@ -17,6 +17,7 @@ import psutil
 
 from chronos.errors import ChronosError, StackError
 from chronos.flink.distribution import find_distribution
+from chronos.flink.job_control import RestCheckpointTrigger
 from chronos.flink.rest import PATIENT_REPLY_DEADLINE_S, FlinkRestClient
 from chronos.flink.submit import RestSubmitter
 from chronos.jobs.parallel_load import LoadPlan, run_parallel_load
@@ -33,6 +34,9 @@ from chronos.stack.faults import KillTaskManager
 from chronos.stack.local_stack import StackOptions, down, up
 from chronos.stack.processes import cpu_seconds
 from chronos.stack.state import StackState, load_state
+from chronos.tune.journal import Cadence
+from chronos.tune.memory_journal import MemoryJournal
+from chronos.tune.pacer import Outcome, Pacer
 
 # The OS priority a profiling cluster's processes (Flink, the Python UDF workers, the copy's load) run at: on a
 # host shared with the live job, a copy takes the CPU the live job leaves. With Linux's CFS a nice-10 process weighs
@@ -153,10 +157,14 @@ class BackgroundReplay:
 
 
 class CopyControl:
-    """The copy's job on its own cluster, over that cluster's REST API."""
+    """The copy's job on its own cluster, over that cluster's REST API; its checkpoints paced by the tuner's own
+    pacer (chronos.tune.pacer) in a thread, with a journal in memory: a copy's cadence need not survive it."""
 
     def __init__(self, client: FlinkRestClient) -> None:
         self._client = client
+        self._pacer: Pacer | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
 
     def submit(self, spec: JobSpec, settings: CheckpointSettings) -> str:
         return RestSubmitter(self._client, find_distribution().python_jar).submit(spec, settings)
@@ -164,11 +172,39 @@ class CopyControl:
     def wait_until_running(self, job_id: str, timeout_s: float) -> None:
         self._client.wait_until_running(job_id, timeout_s=timeout_s)
 
+    def pace(self, job_id: str, cadence_ms: int, fallback_ms: int) -> None:
+        if self._pacer is None:
+            self._pacer = Pacer(RestCheckpointTrigger(self._client), MemoryJournal(), _QuietPacing(), "profiling copy")
+            self._thread = threading.Thread(target=self._pacer.run, args=(self._stop,), daemon=True,
+                                            name="copy pacer")
+            self._thread.start()
+        self._pacer.pace(job_id, cadence_ms, fallback_ms, "profiling run")
+
     def cancel(self, job_id: str) -> None:
         self._client.cancel(job_id)
 
     def close(self) -> None:
+        self._stop.set()
+        if self._pacer is not None and self._thread is not None:
+            self._pacer.wake()
+            self._thread.join(30)
         self._client.close()
+
+
+class _QuietPacing:
+    """A copy's pacing reports nothing: its checkpoints are read from Flink's history with the run's measurements."""
+
+    def triggered(self, job_name: str, outcome: Outcome) -> None:
+        return None
+
+    def completed(self, job_name: str, effective_s: float, error_s: float | None) -> None:
+        return None
+
+    def cadence(self, job_name: str, entry: Cadence) -> None:
+        return None
+
+    def message(self, text: str) -> None:
+        return None
 
 
 class BackgroundLoad:

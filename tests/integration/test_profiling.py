@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -91,6 +92,12 @@ PROFILE = ["--rate", "400", "--intervals", "2s..6s", "--parallel", "2", "--fault
            "--warmup", "8s", "--hold", "5s", "--timeout", "120s", "--budget", "30m"]
 
 
+def _trials_under_way(db: Path) -> int:
+    """Trials asked of the profile's study and not yet told: the ones a resumed profile queues again."""
+    with contextlib.closing(sqlite3.connect(db, timeout=5)) as conn:
+        return int(conn.execute("SELECT COUNT(*) FROM trials WHERE state = 'RUNNING'").fetchone()[0])
+
+
 def test_a_small_profile_is_interrupted_resumed_and_leaves_the_live_job_untouched(
     stack: StackState, flink: FlinkRestClient
 ) -> None:
@@ -104,15 +111,17 @@ def test_a_small_profile_is_interrupted_resumed_and_leaves_the_live_job_untouche
     clusters = ClusterWatch(sd)
     try:
         # 1. Four runs asked, two at a time; stopped with Ctrl-C once two are done and another is under way (the
-        # fourth starts as the second ends, so one always is: however fast this machine runs them).
+        # fourth starts as the second ends, so one always is: however fast this machine runs them). Under way: asked
+        # of the study and not told (a worker's copy also runs between its runs, so a cluster says nothing).
         proc = subprocess.Popen([sys.executable, "-m", "chronos.cli.main", "profile", "run", "--job", live_job,
                                  "--runs", "4", "--json", "--explore-recovery", *PROFILE, *opts],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
             wait_until(lambda: len(store.runs()) >= 2 or proc.poll() is not None, 600, 2, what="two profiling runs")
             assert proc.poll() is None, proc.communicate()[1][-2000:]
+            wait_until(lambda: _trials_under_way(sd / "profiles.db") >= 1, 120, 0.2, what="a run under way")
             wait_until(lambda: len(list((sd / "profiling").glob("*/*/stack.json"))) >= 1, 120, 0.2,
-                       what="a run under way")
+                       what="its copy's cluster")
             _assert_copies_run_below_the_live_job(sd)
             proc.send_signal(signal.SIGINT)
             _, stderr = proc.communicate(timeout=300)

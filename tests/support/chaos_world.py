@@ -11,6 +11,7 @@ class World:
 
     def __init__(self, unseen_restart: bool = False) -> None:
         self.now_ms = 100_000
+        self.interval_ms = 10_000  # a paced job's cadence, once paced
         self.fault_ms: int | None = None
         self.rolled_back = 0
         self.unseen_restart = unseen_restart  # down for less than a sample: only Flink's exception history saw it
@@ -35,11 +36,11 @@ class World:
         return SignalSample(t, True, 1000.0, 200.0, 3000.0)
 
     def checkpoint_history(self) -> CheckpointHistory:
-        triggers = range(0, self.now_ms - 500, 10_000)
-        return CheckpointHistory(10_000, tuple(CheckpointEvent(i, t, t + 300, 300) for i, t in enumerate(triggers)))
+        triggers = range(0, self.now_ms - 500, self.interval_ms)
+        return CheckpointHistory(self.interval_ms, tuple(CheckpointEvent(i, t, t + 300, 300) for i, t in enumerate(triggers)))
 
     def replay_now(self) -> int:
-        return self.now_ms - max(range(0, self.now_ms - 300, 10_000))  # one record per ms since the last checkpoint
+        return self.now_ms - max(range(0, self.now_ms - 300, self.interval_ms))  # one record per ms since the last checkpoint
 
     def restored_checkpoint_id(self) -> int:
         return 7

@@ -15,7 +15,7 @@ from chronos.model import CheckpointSettings, JobSpec
 from chronos.profiler.copies import JobCopy
 from chronos.profiler.input_sample import InputSample
 from chronos.profiler.records import RecoveryVariant, RunConfig
-from chronos.profiler.run import OutputOlderThanCopy, RunInterrupted, RunPlan, execute_run
+from chronos.profiler.run import CopySlot, OutputOlderThanCopy, RunInterrupted, RunPlan, execute_run
 from chronos.rates import RateProfile, TraceRate
 from tests.support.chaos_world import World
 
@@ -63,6 +63,10 @@ class Control:
 
     def wait_until_running(self, job_id: str, timeout_s: float) -> None:
         self.log("running")
+
+    def pace(self, job_id: str, cadence_ms: int, fallback_ms: int) -> None:
+        self.log(f"pace at {cadence_ms} ms")
+        self.world.interval_ms = cadence_ms
 
     def cancel(self, job_id: str) -> None:
         self.log("cancel")
@@ -163,7 +167,7 @@ def run(log: Log, plan: RunPlan = PLAN, pool: Pool | None = None,  # type: ignor
                        wall_ms=world.wall_ms, clock=lambda: world.now_ms / 1000, sleep=world.sleep)
 
 
-CLEANUP = ["phase cleaning up", "load stopped", "control closed", "release", "topics deleted"]
+CLEANUP = ["phase cleaning up", "signals closed", "load stopped", "control closed", "release", "topics deleted"]
 
 
 def test_a_run_goes_through_its_phases_in_order_and_leaves_nothing() -> None:
@@ -173,9 +177,9 @@ def test_a_run_goes_through_its_phases_in_order_and_leaves_nothing() -> None:
     assert result.steady is not None and result.steady.p99_ms == pytest.approx(3099, abs=1)
     assert log.events == [
         "phase starting a cluster", "acquire", "topics created", "load 2000/s", "phase submitting",
-        "submit fleet-profile-" + result.run_id + " at 10000 ms", "running", "signals",
-        "phase waiting for two checkpoints", "phase steady state", "phase fault 1/1", "fault", "signals closed",
-        "cancel", *CLEANUP]
+        "submit fleet-profile-" + result.run_id + " at 3600000 ms", "running", "signals", "phase pacing at 10 s",
+        "pace at 10000 ms", "phase waiting for two checkpoints", "phase steady state", "phase fault 1/1", "fault",
+        "phase cleaning up", "signals closed", "cancel", *CLEANUP[2:]]
 
 
 def test_a_job_with_a_recorded_sample_has_it_replayed_into_every_input_topic_of_its_copy() -> None:
@@ -196,14 +200,18 @@ def test_a_job_with_a_recorded_sample_has_it_replayed_into_every_input_topic_of_
 
 
 @pytest.mark.parametrize("fail_at", ["topics created", "load 2000/s", "running", "signals", "phase steady state",
-                                     "fault", "cancel"])
+                                     "fault"])
 def test_an_error_in_any_phase_is_a_failed_run_that_cleans_up_after_itself(fail_at: str) -> None:
     log = Log(fail_at=fail_at)
     result = run(log)
     assert result.status == "failed" and "Boom" in (result.error or "")
     started = log.events.index(f"{fail_at}")
-    expected = [e for e in CLEANUP if (e != "load stopped" or "load 2000/s" in log.events[:started])
-                and (e != "control closed" or "phase submitting" in log.events)]
+    submitted = any(e.startswith("submit ") for e in log.events)
+    expected = [e for e in [*CLEANUP[:2], "cancel", *CLEANUP[2:]]
+                if (e != "load stopped" or "load 2000/s" in log.events[:started])
+                and (e != "control closed" or "phase submitting" in log.events)
+                and (e != "signals closed" or "signals" in log.events[:started])
+                and (e != "cancel" or submitted)]
     assert log.events[-len(expected):] == expected, "stopped what it started, released the cluster, deleted the topics"
 
 
@@ -272,3 +280,83 @@ def test_a_copy_whose_output_is_older_than_the_copy_ends_the_profile_naming_the_
         run(log)
     assert log.events[-len(CLEANUP):] == CLEANUP
     assert run(Log(latencies_ms=(30_000.0,))).status == "completed", "a slow job, not a stale one"
+
+
+def in_slot(log: Log, pool: Pool, slot: CopySlot, config: RunConfig, trial: int = 1):  # type: ignore[no-untyped-def]
+    world = pool.world
+    return execute_run(PLAN, trial, config, pool, stop=log.stop, on_phase=lambda p: log(f"phase {p.split(' (')[0]}"),
+                       wall_ms=world.wall_ms, clock=lambda: world.now_ms / 1000, sleep=world.sleep, slot=slot)
+
+
+def test_a_slot_s_next_run_at_the_same_load_paces_the_running_copy_at_its_own_interval() -> None:
+    """One cluster, one submission: the second run only changes the cadence, and each run's recoveries are recorded
+    at the interval it paced, which is also where its worst moment to fail lies."""
+    log = Log()
+    pool = Pool(log)
+    slot = CopySlot(pool)
+    first = in_slot(log, pool, slot, RunConfig(10_000, 2.0))
+    second = in_slot(log, pool, slot, RunConfig(4_000, 2.0), trial=2)
+    assert (first.status, second.status) == ("completed", "completed"), (first.error, second.error)
+    assert log.events.count("acquire") == 1 and sum(e.startswith("submit ") for e in log.events) == 1
+    assert [e for e in log.events if e.startswith("pace at")] == ["pace at 10000 ms", "pace at 4000 ms"]
+    assert [e for e in log.events if e.startswith("phase waiting")] == [
+        "phase waiting for two checkpoints", "phase waiting for a checkpoint"], "a running copy is at its new cadence"
+    assert [m.interval_ms for m in (*first.recoveries, *second.recoveries)] == [10_000, 4_000]
+    worst = second.recoveries[0].fault
+    assert 0 < 4_000 - worst.injected_wall_ms % 4_000 <= PLAN.before_s * 1000 + 100, "just before a paced checkpoint"
+    assert "release" not in log.events and slot.running is not None, "kept for the slot's next run"
+    slot.close()
+    assert log.events[-len(CLEANUP):] == [CLEANUP[1], "cancel", *CLEANUP[2:]] and slot.running is None
+
+
+def test_a_run_at_another_load_or_recovery_setting_stops_the_slot_s_copy_and_starts_its_own() -> None:
+    log = Log()
+    pool = Pool(log)
+    slot = CopySlot(pool)
+    in_slot(log, pool, slot, RunConfig(10_000, 2.0))
+    other = in_slot(log, pool, slot, RunConfig(10_000, 1.0), trial=2)
+    assert other.status == "completed" and other.load_rate == 1000
+    assert log.events.count("acquire") == 2 and log.events.count("release") == 1
+    assert log.events.index("release") < len(log.events) - log.events[::-1].index("acquire") - 1, \
+        "the old copy is gone before the new cluster starts"
+    slot.close()
+
+
+def test_a_failed_run_in_a_slot_stops_its_copy_and_leaves_the_slot_empty() -> None:
+    log = Log()
+    pool = Pool(log)
+    slot = CopySlot(pool)
+    in_slot(log, pool, slot, RunConfig(10_000, 2.0))
+    log.fail_at = "fault"
+    failed = in_slot(log, pool, slot, RunConfig(5_000, 2.0), trial=2)
+    assert failed.status == "failed" and slot.running is None
+    assert log.events[-len(CLEANUP) - 1:] == [*CLEANUP[:2], "cancel", *CLEANUP[2:]]
+
+
+def test_a_profile_s_workers_keep_their_copies_between_runs_and_stop_them_when_it_ends(tmp_path: Path) -> None:
+    import functools
+
+    from chronos.profiler.profile import ProfileLimits, run_profile
+    from chronos.profiler.store import ProfileStore
+    from chronos.profiler.study import ProfileSpace, ProfileStudy, QosTargets
+
+    store = ProfileStore(tmp_path / "p.db")
+    store.create_profile("p1", "fleet", 0, "{}")
+    study = ProfileStudy(f"sqlite:///{tmp_path / 'p.db'}", "p1", ProfileSpace(2, 20, (1.0,), 3), seed=1)
+    log = Log()
+    pool = Pool(log)
+    world = pool.world
+    execute = functools.partial(execute_run, wall_ms=world.wall_ms, clock=lambda: world.now_ms / 1000,
+                                sleep=world.sleep)
+    outcome = run_profile(PLAN, study, store, pool, ProfileLimits(parallel=1, max_runs=3), QosTargets(60, 5000),
+                          stop=threading.Event(), execute=execute)
+    assert outcome.completed == 3
+    assert log.events.count("acquire") == 1 and log.events.count("pace at") == 0
+    assert sum(e.startswith("pace at") for e in log.events) == 3
+    assert log.events[-len(CLEANUP):] == [CLEANUP[1], "cancel", *CLEANUP[2:]] and log.events.count("release") == 1
+    fresh = Log()
+    run_profile(replace(PLAN, reuse_copies=False), study, store, Pool(fresh), ProfileLimits(parallel=1, max_runs=5),
+                QosTargets(60, 5000), stop=threading.Event(),
+                execute=functools.partial(execute_run, wall_ms=world.wall_ms, clock=lambda: world.now_ms / 1000,
+                                          sleep=world.sleep))
+    assert fresh.events.count("acquire") == fresh.events.count("release") == 2, "a copy per run when told so"
