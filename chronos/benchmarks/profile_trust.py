@@ -77,6 +77,12 @@ def judge(trust: ProfileTrust) -> tuple[Verdict, ...]:
     return tuple(verdicts)
 
 
+def within_reach(points: int, low: float, high: float) -> bool:
+    """Whether any share k/points lies in [low, high]: on 7 points none lies in 75-85 % (5/7 is 71 %, 6/7 86 %),
+    so a coverage verdict on so few says more about the count than about the intervals."""
+    return any(low <= k / points <= high for k in range(points + 1)) if points > 0 else False
+
+
 def _model_verdicts(job: str, m: ModelTrust) -> tuple[Verdict, Verdict]:
     floor = "unknown floor (no setting measured twice)" if m.noise_floor_mape is None else \
         f"noise floor {_pct(m.noise_floor_mape)}"
@@ -88,9 +94,12 @@ def _model_verdicts(job: str, m: ModelTrust) -> tuple[Verdict, Verdict]:
     if m.held_out_coverage is None:
         coverage = Verdict(job, f"{m.what} coverage", None, "too few points to check its intervals")
     else:
+        n = m.observations
+        reachable = "" if within_reach(n, low, high) else \
+            f"; on {n} points no share lies in the goal: {n - 1} of {n} is {_pct((n - 1) / n)}"
         coverage = Verdict(job, f"{m.what} coverage", low <= m.held_out_coverage <= high,
                            f"its {_pct(m.coverage)} intervals covered {_pct(m.held_out_coverage)} held out "
-                           f"(goal {_pct(low)}-{_pct(high)})")
+                           f"({round(m.held_out_coverage * n)} of {n} points; goal {_pct(low)}-{_pct(high)}{reachable})")
     return error, coverage
 
 

@@ -114,3 +114,27 @@ def test_a_live_job_that_never_comes_back_into_its_band_holds_each_run_at_most_m
                           recheck_s=0.001)
     assert outcome.completed == 2 and outcome.pauses == 2
     assert outcome.paused_s == 2 * MAX_PAUSE_S, "each run waited MAX_PAUSE_S, then ran"
+
+
+def test_the_budget_learns_how_long_this_profile_s_runs_take_and_is_never_overrun(tmp_path: Path) -> None:
+    """Runs that take 0.6 of their a-priori estimate: judged by the estimate alone 4 fit in 3.1 estimates, judged by
+    what the runs took 5 do, and the last still ends within the budget."""
+    from dataclasses import replace
+
+    from chronos.profiler.profile import pace_factor
+
+    store = ProfileStore(tmp_path / "p.db")
+    store.create_profile("p1", "j", 0, "{}")
+    study = ProfileStudy(f"sqlite:///{tmp_path / 'p.db'}", "p1", ProfileSpace(10, 10, (1.0,), 3), seed=1)
+    estimate = PLAN.estimate_s(10)
+    now = [0.0]
+
+    def quick(plan: RunPlan, number: int, config: RunConfig, pool: Any, **kw: Any) -> ProfileRun:
+        took = 0.6 * estimate
+        now[0] += took
+        return replace(fake_run(plan, number, config, pool, **kw), started_ms=0, ended_ms=int(took * 1000))
+
+    outcome = run_profile(PLAN, study, store, object(), ProfileLimits(parallel=1, budget_s=3.1 * estimate), TARGETS,
+                          stop=threading.Event(), execute=quick, clock=lambda: now[0])
+    assert outcome.completed == 5 and now[0] <= 3.1 * estimate
+    assert pace_factor([]) == 1.0 and pace_factor([(10, 100)]) == 0.5 and pace_factor([(300, 100)]) == 1.5

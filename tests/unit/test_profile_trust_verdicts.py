@@ -48,3 +48,10 @@ def test_a_model_the_profile_had_too_few_points_for_fails_and_every_verdict_is_a
     assert verdict(trust, "p99 model") is False
     rows = table(judge(trust)).splitlines()
     assert len(rows) == 2 + len(judge(trust)) and "NOT MET" in rows[-1] and "too few points" in rows[-1]
+
+
+def test_a_coverage_verdict_says_when_no_count_of_its_points_could_meet_the_goal() -> None:
+    from chronos.benchmarks.profile_trust import within_reach
+
+    assert within_reach(6, 0.75, 0.85) and within_reach(20, 0.75, 0.85)
+    assert not within_reach(7, 0.75, 0.85) and not within_reach(0, 0.75, 0.85)
