@@ -159,7 +159,7 @@ class RunPlan:
     partitions: int = 2
     before_s: float = 1.0
     steady_s: float = 30.0
-    warmup_s: float = 15.0
+    warmup_s: float = 0.0  # sampled before each fault beyond the steady window its bands are learnt from
     hold_s: float = 15.0
     timeout_s: float = 180.0
     vehicles: int = 1000
@@ -188,13 +188,10 @@ class RunPlan:
 
     def estimate_s(self, interval_s: float, trial_number: int | None = None, *, copy_running: bool = False) -> float:
         """A run's wall time, roughly: start (unless its copy runs already), two checkpoints (one), steady window, and per
-        fault its warm-up (the first has the steady window's), the wait for the worst moment, ~60 s to recover
-        and the hold."""
+        fault its warm-up beyond the window, the wait for the worst moment, ~60 s to recover and the hold."""
         faults = self.faults if trial_number is None else self.faults_in(trial_number)
-        warmups = max(0, faults - 1) * self.warmup_s
         return ((0 if copy_running else 40) + (1 if copy_running else 2) * interval_s
-                + self.steady_window_s(interval_s) + warmups
-                + faults * (interval_s + 60 + self.hold_s))
+                + self.steady_window_s(interval_s) + faults * (self.warmup_s + interval_s + 60 + self.hold_s))
 
 
 def check_profilable(spec: JobSpec) -> None:
@@ -371,8 +368,8 @@ def _measure(plan: RunPlan, config: RunConfig, faults: int, cluster: ProfilingCl
              samples: list[SignalSample], settle: int, on_phase: Callable[[str], None], wait: Callable[[float], None],
              check: Callable[[], None], clock: Callable[[], float],
              wall_ms: Callable[[], int]) -> tuple[SteadyState, list[RecoveryMeasurement]]:
-    """`settle` checkpoints at the run's cadence, the steady window, then the faults (the first learns its steady
-    state from the window): what the run is for."""
+    """`settle` checkpoints at the run's cadence, the steady window, then the faults (each learns its steady state
+    from the window, so none needs a warm-up: a repeat follows its predecessor's hold): what the run is for."""
     on_phase("waiting for two checkpoints" if settle == 2 else "waiting for a checkpoint")
     paced_ms = wall_ms()
     deadline = clock() + settle * config.interval_ms / 1000 + 60
@@ -389,13 +386,14 @@ def _measure(plan: RunPlan, config: RunConfig, faults: int, cluster: ProfilingCl
     checkpoints = [c for c in signals.checkpoint_history().completed if window_start <= c.trigger_ms < window_end]
     steady = summarise_steady(samples, signals.latencies_between(window_start, window_end), checkpoints, cpu,
                               (window_end - window_start) / 1000)
+    window = tuple(samples)  # every fault's steady bands: the job at this interval and load, before any fault
     recoveries: list[RecoveryMeasurement] = []
     for k in range(faults):
         check()
         on_phase(f"fault {k + 1}/{faults}")
         recoveries.append(measure_recovery(
-            signals, cluster.fault(), WorstCase(plan.before_s), warmup_s=0 if k == 0 else plan.warmup_s,
-            hold_s=plan.hold_s, timeout_s=plan.timeout_s, sleep=wait, on_sample=samples.append, wall_ms=wall_ms,
-            settings_in_force=cluster.recovery_settings(), learned_from=tuple(samples) if k == 0 else (),
+            signals, cluster.fault(), WorstCase(plan.before_s), warmup_s=plan.warmup_s, hold_s=plan.hold_s,
+            timeout_s=plan.timeout_s, sleep=wait, on_sample=samples.append, wall_ms=wall_ms,
+            settings_in_force=cluster.recovery_settings(), learned_from=window,
         ))
     return steady, recoveries

@@ -121,7 +121,8 @@ def profile_run(
     budget: Annotated[str | None, typer.Option(
         help="The profile's wall time, recording its input included: no run starts that would end after it.")] = "10m",
     steady: Annotated[str, typer.Option(help="Fault-free window measured in each run (at least two of its intervals).")] = "30s",
-    warmup: Annotated[str, typer.Option(help="Window before each fault that the steady state is learnt from.")] = "15s",
+    warmup: Annotated[str, typer.Option(
+        help="Sampled before each fault besides the run's steady window, which its steady state is learnt from.")] = "0s",
     hold: Annotated[str, typer.Option(help="How long the steady state must hold after a fault to count as recovered.")] = "15s",
     timeout: Annotated[str, typer.Option(help="A fault not recovered from within this is reported as not recovered.")] = "180s",
     max_recovery: Annotated[str, typer.Option(help="QoS target the sampler focuses on: recovery time.")] = "60s",
@@ -213,7 +214,7 @@ def profile_run(
                 spec=spec, workload=(workload.times_s, workload.rates), interval_min_s=lo, interval_max_s=hi,
                 loads=_scales(loads), faults=faults, repeats=repeats, steady_s=parse_interval_ms(steady) / 1000,
                 seed=seed,
-                warmup_s=parse_interval_ms(warmup) / 1000, hold_s=parse_interval_ms(hold) / 1000,
+                warmup_s=_seconds_or_none(warmup), hold_s=parse_interval_ms(hold) / 1000,
                 timeout_s=parse_interval_ms(timeout) / 1000, max_recovery_s=parse_interval_ms(max_recovery) / 1000,
                 max_p99_ms=parse_interval_ms(max_p99), sample_profile=sample_profile,
                 timestamp_field=wiring.job_io(job_record).timestamp_field,
@@ -277,6 +278,11 @@ def profile_run(
         if impact is not None:
             store.save_live_impact(profile_id, started_ms, impact, pool.niceness)
         _say_outcome(profile_id, store.path, outcome, impact, limits.parallel, as_json)
+
+
+def _seconds_or_none(text: str) -> float:
+    """A duration that may be nothing at all ("0", "0s")."""
+    return 0.0 if text.strip().rstrip("ms").strip() in ("0", "0.0", "") else parse_interval_ms(text) / 1000
 
 
 BEFORE_MAX_S = 30.0  # the longest a profile waits to learn the live job's band before its first copy
