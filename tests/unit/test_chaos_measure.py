@@ -75,3 +75,18 @@ def test_a_restart_too_quick_for_any_sample_is_dated_by_flinks_exception_history
     assert m.detected_ms == m.fault.injected_wall_ms + 1000, "Flink's own moment of the failure"
     assert m.running_ms is not None and m.detected_ms < m.running_ms
     assert m.recovery_s is not None and 15 <= m.recovery_s <= 16
+
+
+def test_a_fault_after_a_steady_window_learns_its_bands_from_it_and_needs_no_warm_up() -> None:
+    """A profiling run has just measured the job's steady state at this interval and load: the fault fires at the
+    next worst moment, not a warm-up later, and the recovery is judged against the window's bands."""
+    world = World()
+    window = []
+    for _ in range(40):
+        window.append(world.sample())
+        world.sleep(0.5)
+    start = world.now_ms
+    m = measure_recovery(world, world, WorstCase(before_s=3), warmup_s=0, sample_every_s=0.5, hold_s=15,
+                         timeout_s=120, wall_ms=world.wall_ms, sleep=world.sleep, learned_from=window)
+    assert m.fault.injected_wall_ms - start <= 10_000, "within one interval of asking"
+    assert m.recovery_s is not None and 15 <= m.recovery_s <= 16
