@@ -253,11 +253,11 @@ def test_a_run_at_explored_recovery_settings_gets_a_cluster_started_with_them() 
     assert unknown.status == "failed" and "'other' are not among the profile's (proposed)" in unknown.error
 
 
-def test_the_steady_window_spans_two_intervals_so_an_exactly_once_job_shows_output_in_it() -> None:
+def test_the_steady_window_outlasts_an_interval_so_an_exactly_once_job_shows_output_in_it() -> None:
     log = Log()
     run(log, config=RunConfig(30_000, 1.0))
-    assert log.windows_s and log.windows_s[0] >= 60, log.windows_s
-    assert PLAN.estimate_s(30) >= 40 + 60 + 60
+    assert log.windows_s and log.windows_s[0] >= 30 * 1.2, log.windows_s
+    assert PLAN.estimate_s(30) >= 40 + 36 + 60
 
 
 def test_the_profile_s_first_trial_carries_the_repeats_the_others_do_not() -> None:
