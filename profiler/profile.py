@@ -19,7 +19,7 @@ import statistics
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from chronos.errors import InvalidInput
 from chronos.profiler.events import ProfileEvents
@@ -117,19 +117,27 @@ def run_profile(
         """Whether another run is to start at all (lock held)."""
         return not stop.is_set() and (limits.max_runs is None or done_before + counts["asked"] < limits.max_runs)
 
-    def next_trial(copies: CopySlot | None) -> tuple[int, RunConfig] | None:
+    def next_trial(copies: CopySlot | None) -> tuple[int, RunConfig, RunPlan] | None:
+        """The next configuration and the plan to run it by: the profile's, or (when its faults no longer fit the
+        budget but its steady window does) the same without faults, so the budget's last minutes still give the
+        latency and checkpoint models a point. None: nothing more fits, or nothing more is wanted."""
         with lock:
             if not wanted():
                 return None
             number, config = study.ask()
             running = copies is not None and copies.running is not None and copies.running.serves(config)
-            estimate = plan.estimate_s(config.interval_ms / 1000, number, copy_running=running)
-            estimated[number] = estimate
-            estimate *= pace_factor(took)
-            if limits.budget_s is not None and clock() - start + estimate > limits.budget_s:
-                return None  # no time left for it: it stays RUNNING in the study; a resume queues it again
+            factor = pace_factor(took)
+            chosen = plan
+            estimated[number] = plan.estimate_s(config.interval_ms / 1000, number, copy_running=running)
+            left = None if limits.budget_s is None else limits.budget_s - (clock() - start)
+            if left is not None and estimated[number] * factor > left:
+                quiet = replace(plan, faults=0, repeats=0)
+                estimated[number] = quiet.estimate_s(config.interval_ms / 1000, number, copy_running=running)
+                if plan.faults == 0 or estimated[number] * factor > left:
+                    return None  # no time left for it: it stays RUNNING in the study; a resume queues it again
+                chosen = quiet
             counts["asked"] += 1
-            return number, config
+            return number, config, chosen
 
     errors: list[BaseException] = []
 
@@ -157,10 +165,12 @@ def run_profile(
             wait_for_the_live_job(slot, copies)
             if (trial := next_trial(copies)) is None:
                 return
-            number, config = trial
+            number, config, chosen = trial
             events.run_started(slot, number, config)
+            if chosen.faults < plan.faults:
+                events.run_phase(slot, "its faults no longer fit the budget: its steady window only")
             try:
-                run = execute(plan, number, config, pool, stop=stop, slot=copies,
+                run = execute(chosen, number, config, pool, stop=stop, slot=copies,
                               on_phase=lambda phase: events.run_phase(slot, phase))
             except RunInterrupted:
                 return  # the trial stays RUNNING in the study: a resumed profile runs it again

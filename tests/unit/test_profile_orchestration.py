@@ -1,6 +1,7 @@
 """The profile loop on fake runs: counts, budget, stop and resume, stored and told."""
 
 import threading
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -8,6 +9,7 @@ import pytest
 
 from chronos.errors import InvalidInput
 from chronos.model import FaultRecord, JobSpec, RecoveryMeasurement
+from chronos.profiler.events import ProfileEvents
 from chronos.profiler.live_watch import GuardVerdict
 from chronos.profiler.profile import MAX_PAUSE_S, ProfileLimits, check_budget, run_profile
 from chronos.profiler.records import ProfileRun, RunConfig
@@ -119,8 +121,6 @@ def test_a_live_job_that_never_comes_back_into_its_band_holds_each_run_at_most_m
 def test_the_budget_learns_how_long_this_profile_s_runs_take_and_is_never_overrun(tmp_path: Path) -> None:
     """Runs that take 0.6 of their a-priori estimate: judged by the estimate alone 4 fit in 3.1 estimates, judged by
     what the runs took 5 do, and the last still ends within the budget."""
-    from dataclasses import replace
-
     from chronos.profiler.profile import pace_factor
 
     store = ProfileStore(tmp_path / "p.db")
@@ -138,3 +138,31 @@ def test_the_budget_learns_how_long_this_profile_s_runs_take_and_is_never_overru
                           stop=threading.Event(), execute=quick, clock=lambda: now[0])
     assert outcome.completed == 5 and now[0] <= 3.1 * estimate
     assert pace_factor([]) == 1.0 and pace_factor([(10, 100)]) == 0.5 and pace_factor([(300, 100)]) == 1.5
+
+
+def test_the_budget_s_last_minutes_measure_a_steady_window_when_a_run_with_faults_no_longer_fits(
+        tmp_path: Path) -> None:
+    """The latency model's point costs a window; the recovery's a fault on top. When only the first still fits, the
+    run is made without faults (and said so) rather than not at all."""
+    store = ProfileStore(tmp_path / "p.db")
+    store.create_profile("p1", "j", 0, "{}")
+    study = ProfileStudy(f"sqlite:///{tmp_path / 'p.db'}", "p1", ProfileSpace(10, 10, (1.0,), 3), seed=1)
+    full, quiet = PLAN.estimate_s(10), replace(PLAN, faults=0).estimate_s(10)
+    now = [0.0]
+    plans: list[RunPlan] = []
+    phases: list[str] = []
+
+    def exact(plan: RunPlan, number: int, config: RunConfig, pool: Any, **kw: Any) -> ProfileRun:
+        plans.append(plan)
+        took = plan.estimate_s(10)
+        now[0] += took
+        return replace(fake_run(plan, number, config, pool, **kw), started_ms=0, ended_ms=int(took * 1000))
+
+    class Events(ProfileEvents):
+        def run_phase(self, slot: int, phase: str) -> None:
+            phases.append(phase)
+
+    run_profile(PLAN, study, store, object(), ProfileLimits(parallel=1, budget_s=2 * full + quiet + 1), TARGETS,
+                stop=threading.Event(), execute=exact, clock=lambda: now[0], events=Events())
+    assert [p.faults for p in plans] == [1, 1, 0]
+    assert phases == ["its faults no longer fit the budget: its steady window only"]
