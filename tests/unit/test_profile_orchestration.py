@@ -11,7 +11,7 @@ from chronos.errors import InvalidInput
 from chronos.model import FaultRecord, JobSpec, RecoveryMeasurement
 from chronos.profiler.events import ProfileEvents
 from chronos.profiler.live_watch import GuardVerdict
-from chronos.profiler.profile import MAX_PAUSE_S, ProfileLimits, check_budget, run_profile
+from chronos.profiler.profile import MAX_PAUSE_S, STOP_ALLOWANCE_S, ProfileLimits, check_budget, run_profile
 from chronos.profiler.records import ProfileRun, RunConfig
 from chronos.profiler.run import RunInterrupted, RunPlan
 from chronos.profiler.store import ProfileStore
@@ -162,7 +162,8 @@ def test_the_budget_s_last_minutes_measure_a_steady_window_when_a_run_with_fault
         def run_phase(self, slot: int, phase: str) -> None:
             phases.append(phase)
 
-    run_profile(PLAN, study, store, object(), ProfileLimits(parallel=1, budget_s=2 * full + quiet + 1), TARGETS,
+    budget = 2 * full + quiet + STOP_ALLOWANCE_S + 1  # the last copy's stop is kept out of the budget
+    run_profile(PLAN, study, store, object(), ProfileLimits(parallel=1, budget_s=budget), TARGETS,
                 stop=threading.Event(), execute=exact, clock=lambda: now[0], events=Events())
     assert [p.faults for p in plans] == [1, 1, 0]
     assert phases == ["its faults no longer fit the budget: its steady window only"]
