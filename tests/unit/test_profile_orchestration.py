@@ -138,6 +138,7 @@ def test_the_budget_learns_how_long_this_profile_s_runs_take_and_is_never_overru
                           stop=threading.Event(), execute=quick, clock=lambda: now[0])
     assert outcome.completed == 5 and now[0] <= 3.1 * estimate
     assert pace_factor([]) == 1.0 and pace_factor([(10, 100)]) == 0.5 and pace_factor([(300, 100)]) == 1.5
+    assert pace_factor([(60, 100), (80, 100), (70, 100)]) == 0.8, "the slowest run so far, not the typical one"
 
 
 def test_the_budget_s_last_minutes_measure_a_steady_window_when_a_run_with_faults_no_longer_fits(
