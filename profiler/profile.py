@@ -23,8 +23,8 @@ from dataclasses import dataclass, replace
 from chronos.errors import InvalidInput
 from chronos.profiler.events import ProfileEvents
 from chronos.profiler.live_watch import GuardVerdict
-from chronos.profiler.records import ProfileRun, RunConfig
-from chronos.profiler.run import ClusterPool, CopySlot, RunInterrupted, RunPlan, execute_run
+from chronos.profiler.records import ProfileRun, RecoveryVariant, RunConfig
+from chronos.profiler.run import ClusterPool, CopySlot, ProfilingCluster, RunInterrupted, RunPlan, execute_run
 from chronos.profiler.store import ProfileStore
 from chronos.profiler.study import ProfileStudy, QosTargets, boundary_distance
 
@@ -45,6 +45,7 @@ class ProfileOutcome:
     elapsed_s: float
     pauses: int = 0  # runs held back while the live job was out of its band
     paused_s: float = 0.0
+    copies: int = 0  # clusters started for the runs: fewer than the runs when a worker's copy served its next run
 
 
 GUARD_RECHECK_S = 5.0
@@ -53,6 +54,24 @@ MAX_PAUSE_S = 120.0
 # comes after the last run: a 10-minute held-out profile ended at 600.6 s without it.
 STOP_ALLOWANCE_S = 15.0
 PACE_BOUNDS = (0.5, 1.5)  # how far this profile's own runs may move the estimate of the next one
+
+
+class _CountedPool:
+    """The profile's pool, counting the clusters its runs start (the outcome says how many runs a copy served)."""
+
+    def __init__(self, inner: ClusterPool) -> None:
+        self._inner = inner
+        self._lock = threading.Lock()
+        self.started = 0
+
+    def acquire(self, run_id: str, recovery: RecoveryVariant | None = None) -> ProfilingCluster:
+        cluster = self._inner.acquire(run_id, recovery)
+        with self._lock:
+            self.started += 1
+        return cluster
+
+    def release(self, cluster: ProfilingCluster) -> None:
+        self._inner.release(cluster)
 
 
 def pace_factor(runs: list[tuple[float, float]]) -> float:
@@ -89,6 +108,7 @@ def run_profile(
     events = events or ProfileEvents()
     start = clock()
     lock = threading.Lock()
+    pool = counted = _CountedPool(pool)
     requeued = study.requeue_interrupted()
     counts = {"completed": 0, "failed": 0, "asked": 0}
     estimated: dict[int, float] = {}  # per trial asked: its estimated wall time
@@ -199,4 +219,4 @@ def run_profile(
     if errors:
         raise errors[0]
     return ProfileOutcome(counts["completed"], counts["failed"], requeued, stop.is_set(), clock() - start,
-                          int(paused["pauses"]), round(paused["seconds"], 1))
+                          int(paused["pauses"]), round(paused["seconds"], 1), counted.started)

@@ -5,6 +5,7 @@ A test that breaks the stack (kills a TaskManager, restarts the broker) leaves i
 
 from __future__ import annotations
 
+import fcntl
 import os
 import threading
 import time
@@ -40,9 +41,11 @@ def cache_dir() -> Path:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The order scripts/test.sh's two workers (a stack each) take whole modules in: the longest module
-    first, the short modules beside it, then the other `long(minutes)` modules, longest first. Two long
-    real-stack modules side by side on two cores slowed each other by half (measured: the profile took
-    492 s instead of 298 s), and a long module started last would leave one worker idle."""
+    first, the short modules beside it, then the other `long(minutes)` modules, longest first, and last the other
+    modules marked `copies`. Two long real-stack modules side by side on two cores slowed each other by half
+    (measured: the profile took 492 s instead of 298 s), and a long module started last would leave one worker
+    idle. Two profiles side by side do worse (the `profiling_turn` fixture says why): handed out last, the second
+    starts when the longest (a profile too) has long ended, and `profiling_turn` makes sure of it."""
     def minutes(item: pytest.Item) -> float:
         mark = item.get_closest_marker("long")
         return float(mark.args[0]) if mark is not None and mark.args else 0.0
@@ -51,9 +54,26 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
     def place(item: pytest.Item) -> tuple[int, float]:
         m = minutes(item)
-        return (0, 0.0) if m and m == longest else (1, 0.0) if not m else (2, -m)
+        if m and m == longest:
+            return (0, 0.0)
+        if item.get_closest_marker("copies") is not None:
+            return (3, -m)
+        return (1, 0.0) if not m else (2, -m)
 
     items.sort(key=place)  # stable: within a module, and among equals, collection order
+
+
+@pytest.fixture
+def profiling_turn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """One profile at a time across the suite's workers. A profile's copies run at nice 10 and take the CPU the
+    live jobs leave; another worker's profile brings a live job, a tuner and two copies of its own, and on two
+    cores its live job left the copies so little that a killed TaskManager's replacement took 60-100 s to start:
+    in CI (and here, with the two modules alone, twice in two runs) one of the two profiles measured too few
+    recoveries within its 120 s timeout. The lock file sits in the directory the workers' temp dirs share."""
+    lock = tmp_path_factory.getbasetemp().parent / "chronos-profiling-turn.lock"
+    with lock.open("a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # released when the file closes, or the worker dies
+        yield
 
 
 class RealStackProgress:

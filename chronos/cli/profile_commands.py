@@ -431,7 +431,8 @@ def _say_outcome(profile_id: str, db: Path, outcome: ProfileOutcome, live: LiveI
         print_json({"profile_id": profile_id, "db": str(db), **asdict(outcome), "parallel": parallel,
                     "live": None if live is None else {**asdict(live), "p99_change": live.p99_change}})
     else:
-        out.print(f"profile {profile_id}: {outcome.completed} runs completed, {outcome.failed} failed in "
+        copies = f" on {outcome.copies} cop{'y' if outcome.copies == 1 else 'ies'}" if outcome.copies else ""
+        out.print(f"profile {profile_id}: {outcome.completed} runs completed, {outcome.failed} failed{copies} in "
                   f"{outcome.elapsed_s / 60:.1f} min" + (" (stopped: `--resume` continues it)" if outcome.interrupted else ""))
         if live is not None:
             out.print(_live_said(live), highlight=False)

@@ -350,13 +350,14 @@ def test_a_profile_s_workers_keep_their_copies_between_runs_and_stop_them_when_i
                                 sleep=world.sleep)
     outcome = run_profile(PLAN, study, store, pool, ProfileLimits(parallel=1, max_runs=3), QosTargets(60, 5000),
                           stop=threading.Event(), execute=execute)
-    assert outcome.completed == 3
+    assert (outcome.completed, outcome.copies) == (3, 1), "the outcome says one copy served the three runs"
     assert log.events.count("acquire") == 1 and log.events.count("pace at") == 0
     assert sum(e.startswith("pace at") for e in log.events) == 3
     assert log.events[-len(CLEANUP):] == [CLEANUP[1], "cancel", *CLEANUP[2:]] and log.events.count("release") == 1
     fresh = Log()
-    run_profile(replace(PLAN, reuse_copies=False), study, store, Pool(fresh), ProfileLimits(parallel=1, max_runs=5),
+    each = run_profile(replace(PLAN, reuse_copies=False), study, store, Pool(fresh), ProfileLimits(parallel=1, max_runs=5),
                 QosTargets(60, 5000), stop=threading.Event(),
                 execute=functools.partial(execute_run, wall_ms=world.wall_ms, clock=lambda: world.now_ms / 1000,
                                           sleep=world.sleep))
     assert fresh.events.count("acquire") == fresh.events.count("release") == 2, "a copy per run when told so"
+    assert each.copies == 2
