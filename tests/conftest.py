@@ -67,9 +67,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def profiling_turn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """One profile at a time across the suite's workers. A profile's copies run at nice 10 and take the CPU the
     live jobs leave; another worker's profile brings a live job, a tuner and two copies of its own, and on two
-    cores its live job left the copies so little that a killed TaskManager's replacement took 60-100 s to start:
-    in CI (and here, with the two modules alone, twice in two runs) one of the two profiles measured too few
-    recoveries within its 120 s timeout. The lock file sits in the directory the workers' temp dirs share."""
+    cores its live job left the copies so little that a killed TaskManager's replacement registered 63 s after the
+    kill (the job running again 78-117 s after it): in CI, and once here with the two modules alone, one of the
+    two profiles measured too few recoveries within its 120 s timeout. The lock file sits in the directory the
+    workers' temp dirs share."""
     lock = tmp_path_factory.getbasetemp().parent / "chronos-profiling-turn.lock"
     with lock.open("a") as held:
         fcntl.flock(held, fcntl.LOCK_EX)  # released when the file closes, or the worker dies
