@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from chronos.errors import InvalidInput
+from chronos.profiler.budget_fit import FittedRun, fit_to_budget
 from chronos.profiler.events import ProfileEvents
 from chronos.profiler.live_watch import GuardVerdict
 from chronos.profiler.records import ProfileRun, RecoveryVariant, RunConfig
@@ -140,27 +141,25 @@ def run_profile(
         """Whether another run is to start at all (lock held)."""
         return not stop.is_set() and (limits.max_runs is None or done_before + counts["asked"] < limits.max_runs)
 
-    def next_trial(copies: CopySlot | None) -> tuple[int, RunConfig, RunPlan] | None:
-        """The next configuration and the plan to run it by: the profile's, or (when its faults no longer fit the
-        budget but its steady window does) the same without faults, so the budget's last minutes still give the
-        latency and checkpoint models a point. None: nothing more fits, or nothing more is wanted."""
+    def next_trial(copies: CopySlot | None) -> tuple[int, RunConfig, FittedRun] | None:
+        """The next configuration and the plan to run it by: the profile's, or what of it fits the budget left
+        (chronos.profiler.budget_fit: its steady window alone, or a shorter interval), so the budget's last minutes
+        still give the models a point. None: nothing more fits, or nothing more is wanted."""
         with lock:
             if not wanted():
                 return None
             number, config = study.ask()
             running = copies is not None and copies.running is not None and copies.running.serves(config)
-            factor = pace_factor(took)
-            chosen = plan
-            estimated[number] = plan.estimate_s(config.interval_ms / 1000, number, copy_running=running)
             left = None if limits.budget_s is None else limits.budget_s - STOP_ALLOWANCE_S - (clock() - start)
-            if left is not None and estimated[number] * factor > left:
-                quiet = replace(plan, faults=0, repeats=0)
-                estimated[number] = quiet.estimate_s(config.interval_ms / 1000, number, copy_running=running)
-                if plan.faults == 0 or estimated[number] * factor > left:
-                    return None  # no time left for it: it stays RUNNING in the study; a resume queues it again
-                chosen = quiet
+            fitted = fit_to_budget(plan, config.interval_ms // 1000, number, left_s=left, factor=pace_factor(took),
+                                   copy_running=running, interval_min_s=study.space.interval_min_s)
+            if fitted is None:
+                return None  # no time left for it: it stays RUNNING in the study; a resume queues it again
+            if fitted.interval_s * 1000 != config.interval_ms:
+                number, config = study.substitute(number, replace(config, interval_ms=fitted.interval_s * 1000))
+            estimated[number] = fitted.plan.estimate_s(fitted.interval_s, number, copy_running=running)
             counts["asked"] += 1
-            return number, config, chosen
+            return number, config, fitted
 
     errors: list[BaseException] = []
 
@@ -188,12 +187,12 @@ def run_profile(
             wait_for_the_live_job(slot, copies)
             if (trial := next_trial(copies)) is None:
                 return
-            number, config, chosen = trial
+            number, config, fitted = trial
             events.run_started(slot, number, config)
-            if chosen.faults < plan.faults:
-                events.run_phase(slot, "its faults no longer fit the budget: its steady window only")
+            if fitted.why:
+                events.run_phase(slot, fitted.why)
             try:
-                run = execute(chosen, number, config, pool, stop=stop, slot=copies,
+                run = execute(fitted.plan, number, config, pool, stop=stop, slot=copies,
                               on_phase=lambda phase: events.run_phase(slot, phase))
             except RunInterrupted:
                 return  # the trial stays RUNNING in the study: a resumed profile runs it again

@@ -121,6 +121,17 @@ class ProfileStudy:
         return trial.number, RunConfig(int(trial.params["interval_s"]) * 1000, float(trial.params["load_scale"]),
                                        str(trial.params.get("recovery", LIVE)))
 
+    def substitute(self, asked: int, config: RunConfig) -> tuple[int, RunConfig]:
+        """A trial at `config` instead of the asked one, which no longer fits the profile's budget (chronos.profiler
+        .budget_fit): added as under way, so it is told like any other and a resumed profile reruns it if stopped. The
+        asked trial is left under way too: a resume queues it again, with time of its own."""
+        params = {"interval_s": config.interval_ms // 1000, "load_scale": config.load_scale,
+                  **({"recovery": config.recovery} if len(self.space.recovery) > 1 else {})}
+        self.study.add_trial(optuna.trial.create_trial(state=TrialState.RUNNING, params=params,
+                                                       distributions=self.space.distributions(),
+                                                       user_attrs={"substitutes_trial": asked}))
+        return self.study.get_trials(deepcopy=False)[-1].number, config
+
     def tell(self, number: int, value: float | None) -> None:
         if value is None:
             self.study.tell(number, state=TrialState.FAIL)

@@ -17,7 +17,7 @@ from chronos.chaos.faults import FaultInjector
 from chronos.errors import ChronosError, InvalidInput, StackError
 from chronos.flink.distribution import find_distribution
 from chronos.flink.job_control import RestJobControl
-from chronos.flink.rest import PATIENT_REPLY_DEADLINE_S, REPLY_DEADLINE_S, FlinkRestClient
+from chronos.flink.rest import FlinkRestClient
 from chronos.flink.submit import CliSubmitter, JobSubmitter, RestSubmitter
 from chronos.jobs.bounded_input import ExperimentInput
 from chronos.jobs.topic_offsets import TopicEndOffsets
@@ -79,7 +79,8 @@ def bootstrap(stack_dir: Path, override: str | None) -> str:
 
 def flink_client(stack_dir: Path, override: str | None, patient: bool = False) -> FlinkRestClient:
     """The cluster's REST client; `patient` for a long-running part (chronos.flink.rest says why)."""
-    return FlinkRestClient(rest_url(stack_dir, override), PATIENT_REPLY_DEADLINE_S if patient else REPLY_DEADLINE_S)
+    url = rest_url(stack_dir, override)
+    return FlinkRestClient.patient(url) if patient else FlinkRestClient(url)
 
 
 def submitter(path: str, client: FlinkRestClient, stack_dir: Path) -> JobSubmitter:

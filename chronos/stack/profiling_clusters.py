@@ -18,7 +18,7 @@ import psutil
 from chronos.errors import ChronosError, StackError
 from chronos.flink.distribution import find_distribution
 from chronos.flink.job_control import RestCheckpointTrigger
-from chronos.flink.rest import PATIENT_REPLY_DEADLINE_S, FlinkRestClient
+from chronos.flink.rest import FlinkRestClient
 from chronos.flink.submit import RestSubmitter
 from chronos.jobs.parallel_load import LoadPlan, run_parallel_load
 from chronos.jobs.replay_load import ReplayPlan, run_replay
@@ -97,7 +97,7 @@ class LocalProfilingCluster:
         if state is None:
             return ()
         try:
-            with FlinkRestClient(state.rest_url, PATIENT_REPLY_DEADLINE_S) as client:
+            with FlinkRestClient.patient(state.rest_url) as client:
                 return in_force(client.jobmanager_config(), state.spare_taskmanagers)
         except ChronosError:  # unreadable: what chronos laid over the cluster's own config, at least
             return in_force(dict(state.flink_settings), state.spare_taskmanagers)
@@ -110,10 +110,10 @@ class LocalProfilingCluster:
 
     # -- what a profiling run touches on its cluster (the ports of chronos.profiler.run.ProfilingCluster) ---------
     def control(self) -> CopyControl:
-        return CopyControl(FlinkRestClient(self.rest_url, PATIENT_REPLY_DEADLINE_S))
+        return CopyControl(FlinkRestClient.patient(self.rest_url))
 
     def signals(self, job_id: str, copy: JobCopy, timestamp_field: str = "max_created_ms") -> LiveSignals:
-        client = FlinkRestClient(self.rest_url, PATIENT_REPLY_DEADLINE_S)
+        client = FlinkRestClient.patient(self.rest_url)
         return LiveSignals(client, job_id, copy.spec.name, self.bootstrap, copy.input_topic, copy.output_topic,
                            self.reporter_urls, owns_client=True, timestamp_field=timestamp_field,
                            more_input_topics=tuple(t for t in copy.input_topics if t != copy.input_topic))

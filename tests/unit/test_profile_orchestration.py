@@ -168,3 +168,48 @@ def test_the_budget_s_last_minutes_measure_a_steady_window_when_a_run_with_fault
                 stop=threading.Event(), execute=exact, clock=lambda: now[0], events=Events())
     assert [p.faults for p in plans] == [1, 1, 0]
     assert phases == ["its faults no longer fit the budget: its steady window only"]
+
+
+def test_an_asked_interval_the_budget_no_longer_fits_is_run_at_the_longest_shorter_one_that_does(
+        tmp_path: Path) -> None:
+    """A shop profile ended at 8.6 of 10 minutes with three runs and no latency model: the fourth design point, at a
+    long interval, did not fit what was left, though a shorter one would have. The shorter one runs instead, told
+    to the study as a trial of its own; the asked one stays under way, for a resumed profile to run."""
+    store = ProfileStore(tmp_path / "p.db")
+    store.create_profile("p1", "j", 0, "{}")
+    study = ProfileStudy(f"sqlite:///{tmp_path / 'p.db'}", "p1", ProfileSpace(2, 60, (1.0,), 0), seed=1)
+    study.study.enqueue_trial({"interval_s": 60, "load_scale": 1.0})
+    quiet = replace(PLAN, faults=0, repeats=0)
+    budget = quiet.estimate_s(20) + STOP_ALLOWANCE_S + 0.5
+    assert quiet.estimate_s(21) + STOP_ALLOWANCE_S > budget and PLAN.estimate_s(2, 1) + STOP_ALLOWANCE_S > budget
+    plans: list[tuple[RunPlan, RunConfig]] = []
+    phases: list[str] = []
+
+    def recorded(plan: RunPlan, number: int, config: RunConfig, pool: Any, **kw: Any) -> ProfileRun:
+        plans.append((plan, config))
+        return fake_run(plan, number, config, pool, **kw)
+
+    class Events(ProfileEvents):
+        def run_phase(self, slot: int, phase: str) -> None:
+            phases.append(phase)
+
+    outcome = run_profile(PLAN, study, store, object(), ProfileLimits(parallel=1, max_runs=1, budget_s=budget),
+                          TARGETS, stop=threading.Event(), execute=recorded, clock=lambda: 0.0, events=Events())
+    assert outcome.completed == 1
+    assert [(p.faults, c.interval_ms) for p, c in plans] == [(0, 20_000)]
+    assert phases == ["the asked 60 s interval no longer fits the budget: 20 s, its steady window only"]
+    trials = study.study.get_trials(deepcopy=False)
+    assert [(t.state.name, t.params["interval_s"]) for t in trials] == [("RUNNING", 60), ("COMPLETE", 20)]
+    assert trials[1].user_attrs == {"substitutes_trial": 0}
+    assert [r.config.interval_ms for r in store.runs("p1")] == [20_000]
+
+
+def test_a_run_with_its_faults_at_a_shorter_interval_is_preferred_to_a_window_alone_at_one() -> None:
+    from chronos.profiler.budget_fit import fit_to_budget
+
+    full_at_10 = PLAN.estimate_s(10, 1)
+    fitted = fit_to_budget(PLAN, 60, 1, left_s=full_at_10, factor=1.0, copy_running=False, interval_min_s=2)
+    assert fitted is not None and (fitted.interval_s, fitted.plan.faults) == (10, PLAN.faults)
+    assert fit_to_budget(PLAN, 60, 1, left_s=1.0, factor=1.0, copy_running=False, interval_min_s=2) is None
+    as_asked = fit_to_budget(PLAN, 60, 1, left_s=None, factor=1.0, copy_running=False, interval_min_s=2)
+    assert as_asked is not None and (as_asked.interval_s, as_asked.why) == (60, "")

@@ -194,3 +194,49 @@ def test_credentials_in_the_rest_url_never_appear_in_a_message() -> None:
     with pytest.raises(FlinkUnreachable) as failed:
         client.overview()
     assert "s3cret" not in str(failed.value) and "http://***@flink.test" in str(failed.value)
+
+
+class _FlakyFlink:
+    """Answers GET /jobs/<id>/checkpoints with Flink's "Internal server error." `failures` times, then the reply."""
+
+    def __init__(self, failures: int) -> None:
+        self.failures, self.asked, self.now = failures, 0, 0.0
+
+    def handler(self, request: httpx.Request) -> httpx.Response:
+        self.asked += 1
+        if self.asked <= self.failures:
+            return httpx.Response(500, json={"errors": [
+                "Internal server error.",
+                "<Exception on server side:\njava.util.concurrent.CompletionException: "
+                "java.lang.IllegalStateException: not yet\n\tat a.b(C.java:1)\n\nEnd of exception on server side>"]})
+        return httpx.Response(200, json=_fixture("checkpoints.json"))
+
+    def client(self, patient: bool) -> FlinkRestClient:
+        def sleep(s: float) -> None:
+            self.now += s
+        transport = httpx.MockTransport(self.handler)
+        if patient:
+            return FlinkRestClient.patient("http://flink.test", transport=transport, sleep=sleep, clock=lambda: self.now)
+        return FlinkRestClient("http://flink.test", transport=transport, sleep=sleep, clock=lambda: self.now)
+
+
+def test_a_long_running_part_asks_a_read_again_that_flink_answered_with_a_server_error() -> None:
+    flaky = _FlakyFlink(failures=3)
+    assert flaky.client(patient=True).checkpoints(JOB).counts.completed >= 0
+    assert flaky.asked == 4 and flaky.now == 3.0
+
+
+def test_a_lasting_server_error_ends_a_long_running_read_within_its_patience_naming_flinks_cause() -> None:
+    flaky = _FlakyFlink(failures=1000)
+    with pytest.raises(FlinkRequestFailed) as info:
+        flaky.client(patient=True).checkpoints(JOB)
+    assert flaky.now <= 6.0 and flaky.asked == 7
+    assert str(info.value).endswith("Internal server error. (java.util.concurrent.CompletionException: "
+                                    "java.lang.IllegalStateException: not yet)")
+
+
+def test_a_command_a_user_waits_on_says_a_server_error_at_once() -> None:
+    flaky = _FlakyFlink(failures=1)
+    with pytest.raises(FlinkRequestFailed, match="Internal server error"):
+        flaky.client(patient=False).checkpoints(JOB)
+    assert flaky.asked == 1 and flaky.now == 0.0
