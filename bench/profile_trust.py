@@ -30,7 +30,7 @@ from typing import Any
 from rich.console import Console
 from tune_controller import RESULTS, bench_stack
 
-from chronos.benchmarks.profile_trust import ModelTrust, ProfileTrust, judge, table
+from chronos.benchmarks.profile_trust import ModelTrust, ProfileTrust, judge, pooled_coverage, table
 from chronos.optimizer.model_trust import at_noise_floor
 
 console = Console(stderr=True)
@@ -118,7 +118,7 @@ def write_results(out: Path) -> None:
         lines.append(f"| {t.job} | {' '.join(m['load'])} | {' '.join(m.get('profile_args', [])) or 'defaults'} | "
                      f"{t.wall_s / 60:.1f} | {t.runs} ({t.failed}) | "
                      f"{t.parallel} | {pct(t.p99_change)} | {pct(t.throughput_change)} | {t.paused_s:.0f} |")
-    lines += ["", table([v for t in trusts for v in judge(t)]), ""]
+    lines += ["", table([*(v for t in trusts for v in judge(t)), *pooled_coverage(trusts)]), ""]
     (out / "results.md").write_text("\n".join(lines))
     console.print("\n".join(lines))
 

@@ -29,6 +29,7 @@ class Fitter(Protocol):
 
 MIN_OBSERVATIONS = 4
 FIT_TIMEOUT_S = 300.0  # a fit takes 20-40 s here; one not done by then is killed, and the old models stay
+MAX_LIVE_LATENCIES = 144  # a day of ten-minute windows: the newest are fitted, beside the profile's points
 MAX_LIVE_RECOVERIES = 500  # the newest live recoveries fitted: a bounded memory for a tuner that runs for weeks
 
 
@@ -99,6 +100,8 @@ class ModelBook:
         self._profile = profile
         self._learn_online = learn_online  # Khaos fitted once, on its profile
         self._live = list(live_recoveries)[-MAX_LIVE_RECOVERIES:]
+        self._live_latency: list[Observation] = []  # windows of the live job's own p99 (chronos.tune.live_latency)
+        self._latency_rising = latency_rising
         self._seed = seed
         self._fitter = fitter
         self.fit_failures = 0
@@ -129,6 +132,21 @@ class ModelBook:
     @property
     def live_recoveries(self) -> int:
         return len(self._live)
+
+    @property
+    def live_latencies(self) -> int:
+        return len(self._live_latency)
+
+    def add_latency(self, observation: Observation) -> JobModels:
+        """A window of the live job's own p99 at its interval: the latency model refitted with the profile's points
+        and the live ones (the newest MAX_LIVE_LATENCIES), as a live recovery refits the recovery model."""
+        if not self._learn_online:
+            return self.models
+        self._live_latency = [*self._live_latency, observation][-MAX_LIVE_LATENCIES:]
+        self._latency = self._fit([*self._profile.latency, *self._live_latency], self._latency,
+                                  rising=self._latency_rising)
+        self.models = JobModels(self.models.recovery, self._latency, self._checkpoint)
+        return self.models
 
     def add_recovery(self, observation: Observation) -> JobModels:
         if not self._learn_online:

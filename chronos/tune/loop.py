@@ -35,6 +35,7 @@ from chronos.optimizer.policy import TunePolicy
 from chronos.tune.failures import FailureWatch, ObservedFailure
 from chronos.tune.fitting import ModelBook
 from chronos.tune.journal import DECISION_RETENTION_MS, Cadence, DecisionRecord, Journal, LiveRecovery
+from chronos.tune.live_latency import LiveLatencyWindows
 from chronos.tune.outages import OutageEvent, Outages
 from chronos.tune.qos_account import QosAccount
 from chronos.tune.readings import NEEDED_FOR_DECISIONS, NEEDED_FOR_FAILURES, LiveReading
@@ -151,6 +152,7 @@ class TuneLoop:
         self._rng = random.Random(settings.seed)
         self._retune_retry: tuple[float, int] | None = None  # (when, attempt): a failed retune to finish
         self._next_prune_s = now
+        self._latency_windows = LiveLatencyWindows()
 
     # -- resuming ---------------------------------------------------------------------------------
     def finish_pending(self) -> RetuneOutcome | None:
@@ -208,6 +210,10 @@ class TuneLoop:
         self._observer.reading(self.state.job, reading, self._policy, latency_v, recovery_v)
         if failure is not None:
             self._learn(failure)
+        window = self._latency_windows.feed(reading, self._watch.in_failure or failure is not None
+                                            or self._retune_retry is not None)
+        if window is not None:
+            self._learn_latency(window)
         self._maybe_probe(now, reading)
         self._prune(now)
         if self._retune_retry is not None:
@@ -240,6 +246,18 @@ class TuneLoop:
             if self._models.fit_failures > failed_before:
                 self._observer.fit_failed(self.state.job, self._models.last_fit_error or "the model fit failed")
         self._observer.failure(self.state.job, failure, models)
+
+    def _learn_latency(self, window: Observation) -> None:
+        """A window of steady running at one interval: the live job's own p99 there, a point of the latency model."""
+        failed_before = self._models.fit_failures
+        models = self._models.add_latency(window)
+        if self._models.fit_failures > failed_before:
+            self._observer.fit_failed(self.state.job, self._models.last_fit_error or "the model fit failed")
+            return
+        fitted = "" if models.latency is None else \
+            f"; latency model refitted ({self._models.live_latencies} live windows beside the profile's points)"
+        self._observer.message(f"live p99 at {window.interval_s:g} s and {window.rate:,.0f}/s: "
+                               f"{window.value / 1000:.2f} s over a steady window{fitted}")
 
     def _maybe_probe(self, now: float, reading: LiveReading) -> None:
         models = self._models.models
@@ -370,6 +388,7 @@ class TuneLoop:
             self._watch.reset()
             self.qos.last_at_ms = None
         self.state.job = replace(outcome.job, paced_ms=self.state.job.paced_ms)
+        self._latency_windows.reset()
         if self._pacing is not None:
             self._pacing.follow(outcome.job.job_id)  # the replaced job is paced at the same cadence
         self._observer.retune(self.state.job, outcome)

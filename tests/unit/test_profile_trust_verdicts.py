@@ -3,7 +3,7 @@ as good as the repeats allow is not failed for the repeats' own scatter."""
 
 from __future__ import annotations
 
-from chronos.benchmarks.profile_trust import ModelTrust, ProfileTrust, judge, table
+from chronos.benchmarks.profile_trust import ModelTrust, ProfileTrust, judge, pooled_coverage, table
 from chronos.optimizer.model_trust import at_noise_floor
 
 
@@ -55,3 +55,15 @@ def test_a_coverage_verdict_says_when_no_count_of_its_points_could_meet_the_goal
 
     assert within_reach(6, 0.75, 0.85) and within_reach(20, 0.75, 0.85)
     assert not within_reach(7, 0.75, 0.85) and not within_reach(0, 0.75, 0.85)
+
+
+def test_coverage_is_also_judged_over_every_profile_s_points_together() -> None:
+    """4 of 6 (67 %) and 5 of 5 (100 %) miss the goal one by one; with 5 of 6 and 4 of 5 the 22 points hold 18 (82 %)."""
+    six, five = (lambda c: ModelTrust("recovery", "phases", 0.2, 6, None, False, 0.8, c)), \
+        (lambda c: ModelTrust("recovery", "linear", 0.2, 5, None, False, 0.8, c))
+    trusts = [profile(six(4 / 6)), profile(five(1.0)), profile(six(5 / 6)), profile(five(0.8))]
+    pooled = pooled_coverage(trusts)
+    assert [(v.job, v.what, v.met) for v in pooled] == [("all", "recovery coverage, pooled", True)]
+    assert pooled[0].said.startswith("18 of 22 held-out points inside their 80 % intervals (82%) over 4 profiles")
+    assert pooled_coverage([profile(six(4 / 6))])[0].met is False
+    assert pooled_coverage([profile(missing=("p99",))]) == ()

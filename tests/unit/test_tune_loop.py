@@ -286,3 +286,12 @@ def test_the_proposed_job_level_recovery_settings_go_with_a_restart_retune_and_n
     (retune,) = recorder.retunes
     assert set(delay) <= set(retune.job.spec.extra_config), "resubmitted with them"
     assert "with the proposed recovery settings restart-strategy.type=fixed-delay" in journal.retunes()[0].explanation
+
+
+def test_steady_running_at_one_interval_becomes_a_point_of_the_latency_model(tmp_path: Path) -> None:
+    book = ModelBook(profile(), fitter=in_process)
+    loop, _, clock, _, recorder, _ = make_loop(tmp_path, book)
+    run_for(loop, clock, 700)
+    assert book.live_latencies == 1
+    [said] = [m for m in recorder.messages if m.startswith("live p99 at 30 s")]
+    assert "latency model refitted (1 live windows" in said
