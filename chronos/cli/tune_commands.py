@@ -74,6 +74,9 @@ def tune(
     config: Annotated[Path | None, typer.Option(help="YAML file of policy fields (flags override it).")] = None,
     decide_every: Annotated[str, typer.Option(help="How often to decide.")] = "30s",
     collect_every: Annotated[str, typer.Option(help="How often to read the job's signals.")] = "5s",
+    learn_latency_every: Annotated[str, typer.Option(
+        help="Each this long of steady running at one interval, the job's own p99 becomes a point of the latency "
+             "model (at least five intervals).")] = "10min",
     duration: Annotated[str | None, typer.Option(help="Stop after this long \\[default: until Ctrl-C].")] = None,
     db: Annotated[Path | None, typer.Option(help="Profile + journal database \\[default: <stack dir>/profiles.db].")] = None,
     metrics_port: Annotated[int, typer.Option(help="Serve Prometheus metrics on this port (0: any free port, -1: off).")] = 9464,
@@ -138,7 +141,8 @@ def tune(
     sd = stack_dir_of(stack_dir)
     request = TuneRequest(
         policy, LoopSettings(collect_every_s=parse_interval_ms(collect_every) / 1000,
-                             decide_every_s=parse_interval_ms(decide_every) / 1000, dry_run=dry_run),
+                             decide_every_s=parse_interval_ms(decide_every) / 1000, dry_run=dry_run,
+                             learn_latency_s=parse_interval_ms(learn_latency_every) / 1000),
         job, (db or sd / "profiles.db").expanduser(), sd, rest_url, reporter_url, metrics_port, metrics_address,
         parse_interval_ms(fit_timeout) / 1000, _seconds(stall_after) or 900.0, _seconds(duration), as_json,
         pause_after_savepoint, flink_deployment, namespace, job_file, realize_by, allow_fault,

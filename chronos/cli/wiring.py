@@ -535,7 +535,9 @@ def model_book(db: Path, job_name: str, journal: TuneJournal, strategy: str = "c
         return fit_in_child(points, seed, families=("linear",) if khaos else None, timeout_s=fit_timeout_s,
                             capacity=capacity, rising=rising and not khaos)
 
-    return ModelBook(observations, live, fitter=fitter, learn_online=not khaos, latency_rising=latency_rising)
+    latencies = [Observation(w.interval_ms / 1000, w.rate, w.p99_ms) for w in journal.latencies(job_name)]
+    return ModelBook(observations, live, fitter=fitter, learn_online=not khaos, latency_rising=latency_rising,
+                     live_latencies=latencies)
 
 
 def journaled_cadence(db: Path) -> Callable[[str, str], int | None]:

@@ -96,11 +96,13 @@ class ModelBook:
     """The current models, refitted when a live recovery is added."""
 
     def __init__(self, profile: ProfileObservations, live_recoveries: Sequence[Observation] = (), seed: int = 0,
-                 fitter: Fitter = fit_best_in_child, learn_online: bool = True, latency_rising: bool = False) -> None:
+                 fitter: Fitter = fit_best_in_child, learn_online: bool = True, latency_rising: bool = False,
+                 live_latencies: Sequence[Observation] = ()) -> None:
         self._profile = profile
         self._learn_online = learn_online  # Khaos fitted once, on its profile
         self._live = list(live_recoveries)[-MAX_LIVE_RECOVERIES:]
-        self._live_latency: list[Observation] = []  # windows of the live job's own p99 (chronos.tune.live_latency)
+        # Windows of the live job's own p99 (chronos.tune.live_latency), the journaled ones of earlier tuners first.
+        self._live_latency = list(live_latencies)[-MAX_LIVE_LATENCIES:]
         self._latency_rising = latency_rising
         self._seed = seed
         self._fitter = fitter
@@ -108,7 +110,8 @@ class ModelBook:
         self.last_fit_error: str | None = None
         # An exactly-once job's p99 does not fall as the interval grows (its output waits for the commit): fitted
         # rising, as a recovery is (JobSpec.commits_on_checkpoint).
-        self._latency = self._fit(profile.latency, None, rising=latency_rising)
+        self._latency = self._fit([*profile.latency, *(self._live_latency if learn_online else ())], None,
+                                  rising=latency_rising)
         self._checkpoint = self._fit(profile.checkpoint, None)
         self.models = JobModels(self._fit_recovery([*profile.recovery, *(self._live if learn_online else ())], None),
                                 self._latency, self._checkpoint)

@@ -92,6 +92,13 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE chronos_live_recoveries ADD COLUMN drain_rate REAL;
     ALTER TABLE chronos_live_recoveries ADD COLUMN settings_in_force TEXT NOT NULL DEFAULT '[]'
     """,
+    # v7: windows of the live job's own p99 at one interval (chronos.tune.live_latency), points of its latency model.
+    """
+    CREATE TABLE chronos_live_latencies (
+        job_name TEXT NOT NULL, ended_ms INTEGER NOT NULL, interval_ms INTEGER NOT NULL, rate REAL NOT NULL,
+        p99_ms REAL NOT NULL, PRIMARY KEY (job_name, ended_ms)
+    )
+    """,
 )
 # Decisions kept one by one; older ones live on as daily summaries (a decision every 30 s is ~2,900 rows a day).
 DECISION_RETENTION_MS = 14 * 86_400_000
@@ -191,6 +198,17 @@ class LiveRecovery:
     settings_in_force: tuple[tuple[str, str], ...] = ()
 
 
+@dataclass(frozen=True)
+class LiveLatency:
+    """A window of steady running at one interval and the live job's p99 over it (chronos.tune.live_latency)."""
+
+    job_name: str
+    ended_ms: int
+    interval_ms: int
+    rate: float
+    p99_ms: float
+
+
 class Journal(Protocol):
     """What the tuner, the realizers and the report keep and read: `TuneJournal` (SQLite, crash-safe) and its
     in-memory twin `chronos.tune.memory_journal.MemoryJournal`, held to one contract suite."""
@@ -213,6 +231,10 @@ class Journal(Protocol):
     def recoveries(self, job_name: str) -> list[LiveRecovery]: ...
     def recovery_jobs(self) -> list[str]:
         """The jobs with a live recovery recorded."""
+        ...
+    def record_latency(self, latency: LiveLatency) -> None: ...
+    def latencies(self, job_name: str) -> list[LiveLatency]:
+        """Oldest first."""
         ...
     def open_cadence(self, job_name: str, job_id: str, from_ms: int | None, to_ms: int, fallback_ms: int,
                      now_ms: int, explanation: str) -> Cadence: ...
@@ -338,6 +360,16 @@ class TuneJournal:
         with self._lock:
             return [str(r[0]) for r in self._db.execute(
                 "SELECT DISTINCT job_name FROM chronos_live_recoveries ORDER BY job_name")]
+
+    def record_latency(self, latency: LiveLatency) -> None:
+        with self._transaction() as db:
+            db.execute("INSERT OR REPLACE INTO chronos_live_latencies VALUES (?,?,?,?,?)",
+                       (latency.job_name, latency.ended_ms, latency.interval_ms, latency.rate, latency.p99_ms))
+
+    def latencies(self, job_name: str) -> list[LiveLatency]:
+        with self._lock:
+            return [LiveLatency(str(r[0]), int(r[1]), int(r[2]), float(r[3]), float(r[4])) for r in self._db.execute(
+                "SELECT * FROM chronos_live_latencies WHERE job_name=? ORDER BY ended_ms", (job_name,))]
 
     # -- cadences of paced jobs ----------------------------------------------------------------------
     def open_cadence(self, job_name: str, job_id: str, from_ms: int | None, to_ms: int, fallback_ms: int,

@@ -7,9 +7,11 @@ being watched, one interval in force, p99 and input rate read) becomes an Observ
 with, as a live recovery already is (chronos.tune.fitting.ModelBook). Consecutive windows at one interval are
 repeats, so the model's repeat-noise floor is measured on the live job too.
 
-A window starts with SETTLE of its readings left out (the policy's p99 window still holds what came before: a
-retune's outage, the previous interval's commits), then spans LENGTH; its p99 is the median of its readings' p99s
-(each a p99 over the policy's window), its rate their mean. Pure: readings in, observations out; the loop feeds it.
+A window starts with its first readings left out, for as long as the policy's p99 window (each reading's p99 covers
+it, so until then it still holds what came before: a retune's outage, the previous interval's commits) and at least
+two intervals, then spans its length (ten minutes by default: a refit at most that often) and at least five
+intervals; its p99 is the median of its readings' p99s, its rate their mean. Pure: readings in, observations out; the
+loop feeds it.
 """
 
 from __future__ import annotations
@@ -20,8 +22,8 @@ from dataclasses import dataclass, field
 from chronos.optimizer.model_values import Observation
 from chronos.tune.readings import LiveReading
 
-SETTLE_S, SETTLE_INTERVALS = 60.0, 2  # left out at a window's start: at least this long, and this many intervals
-LENGTH_S, LENGTH_INTERVALS = 600.0, 5  # counted: at least ten minutes (a refit at most that often), five commits
+SETTLE_S, SETTLE_INTERVALS = 60.0, 2  # left out at a window's start: the policy's p99 window, and two intervals
+LENGTH_S, LENGTH_INTERVALS = 600.0, 5  # counted: ten minutes by default, and five commits
 
 
 @dataclass

@@ -34,7 +34,7 @@ from chronos.optimizer.model_values import Observation
 from chronos.optimizer.policy import TunePolicy
 from chronos.tune.failures import FailureWatch, ObservedFailure
 from chronos.tune.fitting import ModelBook
-from chronos.tune.journal import DECISION_RETENTION_MS, Cadence, DecisionRecord, Journal, LiveRecovery
+from chronos.tune.journal import DECISION_RETENTION_MS, Cadence, DecisionRecord, Journal, LiveLatency, LiveRecovery
 from chronos.tune.live_latency import LiveLatencyWindows
 from chronos.tune.outages import OutageEvent, Outages
 from chronos.tune.qos_account import QosAccount
@@ -85,6 +85,7 @@ class LoopSettings:
     history_s: float = 3600.0  # readings kept for the forecast and the checkpoint cost
     decision_retention_ms: int = DECISION_RETENTION_MS  # older journaled decisions become daily summaries
     seed: int = 0  # of the retry jitter
+    learn_latency_s: float = 600.0  # steady running at one interval that makes a point of the latency model
 
 
 @dataclass
@@ -152,7 +153,7 @@ class TuneLoop:
         self._rng = random.Random(settings.seed)
         self._retune_retry: tuple[float, int] | None = None  # (when, attempt): a failed retune to finish
         self._next_prune_s = now
-        self._latency_windows = LiveLatencyWindows()
+        self._latency_windows = LiveLatencyWindows(settle_s=policy.latency_window_s, length_s=settings.learn_latency_s)
 
     # -- resuming ---------------------------------------------------------------------------------
     def finish_pending(self) -> RetuneOutcome | None:
@@ -213,7 +214,7 @@ class TuneLoop:
         window = self._latency_windows.feed(reading, self._watch.in_failure or failure is not None
                                             or self._retune_retry is not None)
         if window is not None:
-            self._learn_latency(window)
+            self._learn_latency(window, reading.at_ms)
         self._maybe_probe(now, reading)
         self._prune(now)
         if self._retune_retry is not None:
@@ -247,8 +248,11 @@ class TuneLoop:
                 self._observer.fit_failed(self.state.job, self._models.last_fit_error or "the model fit failed")
         self._observer.failure(self.state.job, failure, models)
 
-    def _learn_latency(self, window: Observation) -> None:
-        """A window of steady running at one interval: the live job's own p99 there, a point of the latency model."""
+    def _learn_latency(self, window: Observation, ended_ms: int) -> None:
+        """A window of steady running at one interval: the live job's own p99 there, a point of the latency model,
+        journaled first (the next tuner starts from it, as from the live recoveries)."""
+        self._journal.record_latency(LiveLatency(self.state.job.spec.name, ended_ms, round(window.interval_s * 1000),
+                                                 window.rate, window.value))
         failed_before = self._models.fit_failures
         models = self._models.add_latency(window)
         if self._models.fit_failures > failed_before:

@@ -9,7 +9,7 @@ import time
 from collections import defaultdict
 from dataclasses import replace
 
-from chronos.tune.journal import Cadence, DecisionRecord, LiveRecovery, Retune, Step
+from chronos.tune.journal import Cadence, DecisionRecord, LiveLatency, LiveRecovery, Retune, Step
 
 
 class MemoryJournal:
@@ -19,6 +19,7 @@ class MemoryJournal:
         self._decisions: list[DecisionRecord] = []
         self._days: dict[tuple[str, str], tuple[int, int]] = defaultdict(lambda: (0, 0))
         self._recoveries: dict[tuple[str, int], LiveRecovery] = {}
+        self._latencies: dict[tuple[str, int], LiveLatency] = {}
         self._cadences: dict[int, Cadence] = {}
 
     def close(self) -> None:
@@ -97,6 +98,14 @@ class MemoryJournal:
     def recoveries(self, job_name: str) -> list[LiveRecovery]:
         with self._lock:
             return [r for (job, _), r in sorted(self._recoveries.items()) if job == job_name]
+
+    def record_latency(self, latency: LiveLatency) -> None:
+        with self._lock:
+            self._latencies[(latency.job_name, latency.ended_ms)] = latency
+
+    def latencies(self, job_name: str) -> list[LiveLatency]:
+        with self._lock:
+            return [w for (job, _), w in sorted(self._latencies.items()) if job == job_name]
 
     # -- cadences of paced jobs ----------------------------------------------------------------------
     def open_cadence(self, job_name: str, job_id: str, from_ms: int | None, to_ms: int, fallback_ms: int,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from chronos.tune.journal import DecisionRecord, Journal, LiveRecovery, TuneJournal
+from chronos.tune.journal import DecisionRecord, Journal, LiveLatency, LiveRecovery, TuneJournal
 from chronos.tune.memory_journal import MemoryJournal
 
 DAY_MS = 86_400_000
@@ -101,3 +101,12 @@ def test_a_cadence_change_is_decided_then_in_force_once_and_the_newest_is_the_on
     held = journal.cadences("fleet")
     assert [c.cadence_id for c in held] == [first.cadence_id, second.cadence_id]
     assert held[-1].to_ms == 15_000 and held[-1].in_force_ms is None
+
+
+def test_a_window_of_the_live_job_s_p99_is_kept_once_and_read_back_oldest_first(journal: Journal) -> None:
+    journal.record_latency(LiveLatency("fleet", 9000, 10_000, 2000.0, 4100.0))
+    journal.record_latency(LiveLatency("fleet", 5000, 10_000, 1900.0, 3900.0))
+    journal.record_latency(LiveLatency("fleet", 9000, 10_000, 2000.0, 4200.0))  # the same window again
+    assert journal.latencies("fleet") == [LiveLatency("fleet", 5000, 10_000, 1900.0, 3900.0),
+                                          LiveLatency("fleet", 9000, 10_000, 2000.0, 4200.0)]
+    assert journal.latencies("zones") == []

@@ -16,6 +16,7 @@ from chronos.flink.rest import FlinkRestClient
 from chronos.signals.latency_sources import FlinkLatencyMarkers, PromQLLatency
 from chronos.stack.prometheus_server import PrometheusServer, start_prometheus
 from chronos.stack.state import StackState
+from chronos.tune.journal import TuneJournal
 from tests.support.cli import assert_one_line_error, chronos
 
 JOB_FILE = """
@@ -77,13 +78,22 @@ def test_markers_and_promql_give_the_latency_and_tune_reads_it(stack: StackState
         assert 0 <= promql < 10_000
         assert PromQLLatency(prometheus.url, "nonexistent_metric").p99_ms(0, 0) is None
         assert PromQLLatency("http://127.0.0.1:9", query).p99_ms(0, 0) is None, "unreachable: no reading, no crash"
+        # Its own p99 learnt too: 10 s of settling (two intervals), then 25 s (five) of steady running at 5 s.
         tuned = chronos("tune", "--job", job_id, "--latency-p99", "2s", "--recovery", "60s", "--dry-run", "--json",
-                        "--decide-every", "5s", "--collect-every", "2s", "--duration", "25s", "--metrics-port", "-1",
+                        "--decide-every", "5s", "--collect-every", "2s", "--duration", "45s", "--metrics-port", "-1",
+                        "--latency-window", "10s", "--learn-latency-every", "10s",
                         "--db", str(tmp_path / "chronos.db"), *sd, timeout=120)
         assert tuned.returncode == 0, tuned.stderr
-        decisions = [json.loads(line) for line in tuned.stdout.splitlines() if line.startswith('{"event": "decision"')]
+        events = [json.loads(line) for line in tuned.stdout.splitlines() if line.startswith('{"event": ')]
+        decisions = [e for e in events if e["event"] == "decision"]
         assert decisions and all(d["observed_p99_ms"] is not None for d in decisions), "p99 read through PromQL"
         assert all(d["observed_p99_ms"] < 10_000 for d in decisions), "marker-sized, not commit-sized: it is the query's"
+        learnt = [e["text"] for e in events if e["event"] == "message" and e["text"].startswith("live p99 at 5 s")]
+        assert learnt, [e.get("text") for e in events if e["event"] == "message"]
+        journal = TuneJournal(tmp_path / "chronos.db")
+        windows = journal.latencies(name)
+        journal.close()
+        assert windows and all(w.interval_ms == 5000 and 0 <= w.p99_ms < 10_000 for w in windows), windows
         # The observer follows the job's own output topic (marker-stats), not the demo's.
         observed = chronos("observe", "run", "--job", job_id, "--window", "10", "--duration", "12", *sd, timeout=60)
         assert observed.returncode == 0, observed.stderr

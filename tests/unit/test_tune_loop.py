@@ -290,8 +290,12 @@ def test_the_proposed_job_level_recovery_settings_go_with_a_restart_retune_and_n
 
 def test_steady_running_at_one_interval_becomes_a_point_of_the_latency_model(tmp_path: Path) -> None:
     book = ModelBook(profile(), fitter=in_process)
-    loop, _, clock, _, recorder, _ = make_loop(tmp_path, book)
+    loop, _, clock, _, recorder, journal = make_loop(tmp_path, book)
     run_for(loop, clock, 700)
     assert book.live_latencies == 1
     [said] = [m for m in recorder.messages if m.startswith("live p99 at 30 s")]
     assert "latency model refitted (1 live windows" in said
+    [kept] = journal.latencies(SPEC.name)
+    assert (kept.interval_ms, kept.rate, kept.p99_ms) == (30_000, 2000.0, latency_truth(30, 2000))
+    again = ModelBook(profile(), fitter=in_process, live_latencies=[Observation(30, 2000, kept.p99_ms)])
+    assert again.live_latencies == 1, "the next tuner starts from the journaled windows"
