@@ -22,7 +22,10 @@ from scipy import stats
 from chronos.optimizer.model_values import Observation
 
 AT_FLOOR_MARGIN = 0.05  # a held-out error within 5 points of the noise floor is as good as the data allows
-MIN_COVERAGE_POINTS = 5  # fewer residuals than this cut no quantile worth checking
+# Each point is judged by the interval cut from the others: from three, Student's t interval (residual_bounds) covers
+# 80 % of a fourth on simulated normal residuals (81.7 %, 4,000 draws); from two, s is one difference. Four points,
+# a ten-minute profile's latency model (2026-12-06), are checked; the share then moves 25 points per point.
+MIN_COVERAGE_POINTS = 4
 
 
 def repeat_noise_floor(observations: Sequence[Observation]) -> float | None:
