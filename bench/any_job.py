@@ -40,8 +40,9 @@ from chronos.jobs.replay_load import ReplayPlan, run_replay
 from chronos.jobs.shop import ShopTopics, run_shop
 from chronos.jobs.topics import delete_topics, ensure_topics
 from chronos.model import CheckpointSettings
-from chronos.optimizer.models import Observation, fit_best
+from chronos.optimizer.models import fit_best
 from chronos.profiler.input_sample import record_sample
+from chronos.profiler.observations import profile_observations
 from chronos.profiler.replay import replay_fidelity
 from chronos.profiler.store import ProfileStore
 from chronos.rates import ConstantRate
@@ -107,12 +108,9 @@ def profile_section(sd: str, job_id: str) -> dict[str, Any]:
         runs = store.runs(outcome["profile_id"])
     finally:
         store.close()
-    recovery = [Observation(r.config.interval_ms / 1000, r.load_rate, m.recovery_s) for r in runs for m in r.recoveries
-                if m.recovery_s is not None]
-    latency = [Observation(r.config.interval_ms / 1000, r.load_rate, r.steady.p99_ms) for r in runs
-               if r.steady is not None and r.steady.p99_ms is not None]
+    observed = profile_observations(runs)  # the points the tuner fits, repeats included
     models = {}
-    for name, observations in (("recovery", recovery), ("latency", latency)):
+    for name, observations in (("recovery", observed.recovery), ("latency", observed.latency)):
         if len(observations) >= 4:
             report = fit_best(observations, seed=0).report
             models[name] = {"family": report.family, "held_out_mape": round(report.held_out_mape, 4),

@@ -62,3 +62,6 @@ class ProfileRun:
     recoveries: tuple[RecoveryMeasurement, ...] = ()
     samples: tuple[SignalSample, ...] = ()
     error: str = ""
+    # The steady window measured again after the faults, in a run that repeats them (RunPlan.repeat_windows): the
+    # fault-free figures at one setting twice, so the latency and checkpoint models get a repeat-noise floor too.
+    repeat_steady: tuple[SteadyState, ...] = ()

@@ -35,6 +35,7 @@ class ReportRow:
     duration_s: float
     error: str
     recovery: str = "live"  # the recovery settings its cluster ran with
+    p99_again_ms: tuple[float, ...] = ()  # the steady window's p99 measured again after the faults (a repeat)
 
 
 def report_rows(runs: Sequence[ProfileRun]) -> list[ReportRow]:
@@ -54,6 +55,7 @@ def report_rows(runs: Sequence[ProfileRun]) -> list[ReportRow]:
             recovery_s=max(recovered) if recovered else None,
             replayed=int(statistics.median(replayed)) if replayed else None,
             duration_s=(run.ended_ms - run.started_ms) / 1000, error=run.error, recovery=run.config.recovery,
+            p99_again_ms=tuple(a.p99_ms for a in run.repeat_steady if a.p99_ms is not None),
         ))
     return rows
 

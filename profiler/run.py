@@ -188,12 +188,21 @@ class RunPlan:
         """The faults of one trial: the first (trial 0) carries the repeats, when there are faults at all."""
         return self.faults + (self.repeats if trial_number == 0 and self.faults else 0)
 
+    def repeat_windows(self, trial_number: int) -> int:
+        """Steady windows measured again after the faults: one in the trial that repeats its faults. A p99 is one
+        point per run, so without it no latency or checkpoint figure was ever measured twice at one setting and
+        those models' held-out error had no floor to be read against; a window (~35 s) is cheaper than a repeat
+        run (start, settle, window: ~100 s)."""
+        return 1 if trial_number == 0 and self.repeats and self.faults else 0
+
     def estimate_s(self, interval_s: float, trial_number: int | None = None, *, copy_running: bool = False) -> float:
         """A run's wall time, roughly: start (unless its copy runs already), two checkpoints (one), steady window, and per
         fault its warm-up beyond the window, the wait for the worst moment, ~60 s to recover and the hold."""
         faults = self.faults if trial_number is None else self.faults_in(trial_number)
+        again = 0 if trial_number is None else self.repeat_windows(trial_number)
         return ((0 if copy_running else 40) + (1 if copy_running else 2) * interval_s
-                + self.steady_window_s(interval_s) + faults * (self.warmup_s + interval_s + 60 + self.hold_s))
+                + self.steady_window_s(interval_s) + faults * (self.warmup_s + interval_s + 60 + self.hold_s)
+                + again * (interval_s + self.steady_window_s(interval_s)))
 
 
 def check_profilable(spec: JobSpec) -> None:
@@ -263,12 +272,13 @@ def execute_run(
         signals = _AtCadence(running.signals, config.interval_ms)
         # A new copy shows it checkpoints at all with two; a running one is at its new cadence from the first.
         settle = 2 if running.runs == 1 else 1
-        steady, recoveries = _measure(plan, config, plan.faults_in(trial_number), running.cluster, signals, samples,
-                                      settle, on_phase, wait, check, clock, wall_ms)
+        steady, recoveries, again = _measure(plan, config, plan.faults_in(trial_number),
+                                             plan.repeat_windows(trial_number), running.cluster, signals, samples,
+                                             settle, on_phase, wait, check, clock, wall_ms)
         _check_output_times(plan, steady, (wall_ms() - running.started_ms) / 1000)
         keep = slot is not None
         return ProfileRun(run_id, plan.profile_id, trial_number, config, rate, "completed", started, wall_ms(),
-                          steady, tuple(recoveries), tuple(samples))
+                          steady, tuple(recoveries), tuple(samples), repeat_steady=tuple(again))
     except (RunInterrupted, OutputOlderThanCopy):
         interrupted = True
         raise
@@ -366,28 +376,17 @@ def _check_output_times(plan: RunPlan, steady: SteadyState, run_s: float) -> Non
         "profile again: measured like this, a profile's p99 is the time since the input was recorded")
 
 
-def _measure(plan: RunPlan, config: RunConfig, faults: int, cluster: ProfilingCluster, signals: _AtCadence,
-             samples: list[SignalSample], settle: int, on_phase: Callable[[str], None], wait: Callable[[float], None],
-             check: Callable[[], None], clock: Callable[[], float],
-             wall_ms: Callable[[], int]) -> tuple[SteadyState, list[RecoveryMeasurement]]:
+def _measure(plan: RunPlan, config: RunConfig, faults: int, again: int, cluster: ProfilingCluster,
+             signals: _AtCadence, samples: list[SignalSample], settle: int, on_phase: Callable[[str], None],
+             wait: Callable[[float], None], check: Callable[[], None], clock: Callable[[], float],
+             wall_ms: Callable[[], int]) -> tuple[SteadyState, list[RecoveryMeasurement], list[SteadyState]]:
     """`settle` checkpoints at the run's cadence, the steady window, then the faults (each learns its steady state
-    from the window, so none needs a warm-up: a repeat follows its predecessor's hold): what the run is for."""
+    from the window, so none needs a warm-up: a repeat follows its predecessor's hold), then `again` steady windows,
+    each after a checkpoint (whose commit carries the catch-up's last records): what the run is for."""
     on_phase("waiting for two checkpoints" if settle == 2 else "waiting for a checkpoint")
-    paced_ms = wall_ms()
-    deadline = clock() + settle * config.interval_ms / 1000 + 60
-    while sum(c.trigger_ms >= paced_ms for c in signals.checkpoint_history().completed) < settle \
-            and clock() < deadline:
-        wait(1)
+    _await_checkpoints(settle, config, signals, wait, clock, wall_ms)
     on_phase("steady state")
-    window_start, cpu_start = wall_ms(), cluster.taskmanager_cpu_seconds()
-    while wall_ms() - window_start < plan.steady_window_s(config.interval_ms / 1000) * 1000:
-        samples.append(signals.sample())
-        wait(0.5)
-    window_end, cpu_end = wall_ms(), cluster.taskmanager_cpu_seconds()
-    cpu = cpu_end - cpu_start if cpu_start is not None and cpu_end is not None else None
-    checkpoints = [c for c in signals.checkpoint_history().completed if window_start <= c.trigger_ms < window_end]
-    steady = summarise_steady(samples, signals.latencies_between(window_start, window_end), checkpoints, cpu,
-                              (window_end - window_start) / 1000)
+    steady = _steady_window(plan, config, cluster, signals, samples, wait, wall_ms)
     window = tuple(samples)  # every fault's steady bands: the job at this interval and load, before any fault
     recoveries: list[RecoveryMeasurement] = []
     for k in range(faults):
@@ -398,4 +397,36 @@ def _measure(plan: RunPlan, config: RunConfig, faults: int, cluster: ProfilingCl
             timeout_s=plan.timeout_s, sleep=wait, on_sample=samples.append, wall_ms=wall_ms,
             settings_in_force=cluster.recovery_settings(), learned_from=window,
         ))
-    return steady, recoveries
+    repeated: list[SteadyState] = []
+    for k in range(again):
+        check()
+        on_phase(f"steady state again {k + 1}/{again}")
+        _await_checkpoints(1, config, signals, wait, clock, wall_ms)
+        repeated.append(_steady_window(plan, config, cluster, signals, samples, wait, wall_ms))
+    return steady, recoveries, repeated
+
+
+def _await_checkpoints(count: int, config: RunConfig, signals: _AtCadence, wait: Callable[[float], None],
+                       clock: Callable[[], float], wall_ms: Callable[[], int]) -> None:
+    """Until `count` checkpoints triggered from now have completed, or a minute past their cadence."""
+    since_ms = wall_ms()
+    deadline = clock() + count * config.interval_ms / 1000 + 60
+    while sum(c.trigger_ms >= since_ms for c in signals.checkpoint_history().completed) < count \
+            and clock() < deadline:
+        wait(1)
+
+
+def _steady_window(plan: RunPlan, config: RunConfig, cluster: ProfilingCluster, signals: _AtCadence,
+                   samples: list[SignalSample], wait: Callable[[float], None],
+                   wall_ms: Callable[[], int]) -> SteadyState:
+    """The fault-free figures over one window, its samples appended to the run's."""
+    window_start, cpu_start = wall_ms(), cluster.taskmanager_cpu_seconds()
+    first = len(samples)
+    while wall_ms() - window_start < plan.steady_window_s(config.interval_ms / 1000) * 1000:
+        samples.append(signals.sample())
+        wait(0.5)
+    window_end, cpu_end = wall_ms(), cluster.taskmanager_cpu_seconds()
+    cpu = cpu_end - cpu_start if cpu_start is not None and cpu_end is not None else None
+    checkpoints = [c for c in signals.checkpoint_history().completed if window_start <= c.trigger_ms < window_end]
+    return summarise_steady(samples[first:], signals.latencies_between(window_start, window_end), checkpoints, cpu,
+                            (window_end - window_start) / 1000)

@@ -85,6 +85,15 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (profile_id, started_ms)
     );
     """,
+    # version 6: a run's steady window measured again after its faults (ProfileRun.repeat_steady)
+    """
+    CREATE TABLE chronos_repeat_steady (
+        run_id TEXT NOT NULL REFERENCES chronos_runs(run_id), seq INTEGER NOT NULL,
+        throughput REAL, p50_ms REAL, p95_ms REAL, p99_ms REAL, checkpoint_duration_ms REAL,
+        checkpoint_size_bytes REAL, taskmanager_cpu_pct REAL,
+        PRIMARY KEY (run_id, seq)
+    );
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -161,11 +170,14 @@ class ProfileStore:
             db.execute("DELETE FROM chronos_samples WHERE run_id=?", (run.run_id,))
             db.execute("DELETE FROM chronos_recoveries WHERE run_id=?", (run.run_id,))
             db.execute("DELETE FROM chronos_steady_state WHERE run_id=?", (run.run_id,))
+            db.execute("DELETE FROM chronos_repeat_steady WHERE run_id=?", (run.run_id,))
             db.execute("INSERT OR REPLACE INTO chronos_runs VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                        (run.run_id, run.profile_id, run.trial_number, run.config.interval_ms, run.config.load_scale,
                         run.load_rate, run.status, run.started_ms, run.ended_ms, run.error, run.config.recovery))
             if run.steady is not None:
                 db.execute("INSERT INTO chronos_steady_state VALUES (?,?,?,?,?,?,?,?)", (run.run_id, *astuple(run.steady)))
+            db.executemany("INSERT INTO chronos_repeat_steady VALUES (?,?,?,?,?,?,?,?,?)",
+                           [(run.run_id, seq, *astuple(again)) for seq, again in enumerate(run.repeat_steady)])
             for seq, m in enumerate(run.recoveries):
                 db.execute("INSERT INTO chronos_recoveries VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                            (run.run_id, seq, *astuple(m.fault), m.interval_ms, m.strategy, m.detected_ms,
@@ -187,6 +199,8 @@ class ProfileStore:
         steady_row = self._db.execute("SELECT * FROM chronos_steady_state WHERE run_id=?", (run_id,)).fetchone()
         recoveries = tuple(_recovery(r) for r in self._db.execute(
             "SELECT * FROM chronos_recoveries WHERE run_id=? ORDER BY seq", (run_id,)))
+        again = tuple(SteadyState(*r[2:]) for r in self._db.execute(
+            "SELECT * FROM chronos_repeat_steady WHERE run_id=? ORDER BY seq", (run_id,)))
         samples: tuple[SignalSample, ...] = ()
         if with_samples:
             samples = tuple(SignalSample(r[0], bool(r[1]), r[2], r[3], r[4]) for r in self._db.execute(
@@ -198,5 +212,5 @@ class ProfileStore:
             load_rate=float(row[5]), status=str(row[6]),
             started_ms=int(row[7]), ended_ms=int(row[8]), error=str(row[9]),
             steady=SteadyState(*steady_row[1:]) if steady_row else None,
-            recoveries=recoveries, samples=samples,
+            recoveries=recoveries, samples=samples, repeat_steady=again,
         )

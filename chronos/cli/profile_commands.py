@@ -90,9 +90,11 @@ class _Bars(ProfileEvents):
         self.progress.update(self.slots[slot], status="done")
         recovered = [m.recovery_s for m in run.recoveries if m.recovery_s is not None]
         p99 = run.steady.p99_ms if run.steady else None
+        again = [a.p99_ms for a in run.repeat_steady if a.p99_ms is not None]
         self.progress.console.print(
             f"trial {run.trial_number}: {run.config.interval_ms / 1000:g} s, x{run.config.load_scale:g} -> {run.status}"
             + (f", p99 {p99:,.0f} ms" if p99 is not None else "")
+            + "".join(f" (again after the faults: {a:,.0f} ms)" for a in again)
             + (f", recovery {max(recovered):.1f} s" if recovered else "")
             + (f" ({run.error})" if run.error else ""), highlight=False)
 
@@ -111,8 +113,9 @@ def profile_run(
     loads: Annotated[str, typer.Option(help="Load levels, as factors on the workload.")] = "1",
     faults: Annotated[int, typer.Option(min=0, max=100, help="Worst-case TaskManager kills per run.")] = 1,
     repeats: Annotated[int, typer.Option(
-        min=0, max=20, help="Extra kills in the first run: one setting measured several times, the repeat-noise floor "
-        "the models' held-out error is read against (`profile report --models`).")] = 2,
+        min=0, max=20, help="Extra kills in the first run, and its steady window again after them: one "
+        "setting measured several times, the repeat-noise floor the models' held-out error is read against "
+        "(`profile report --models`).")] = 2,
     parallel: Annotated[str, typer.Option(
         help="Runs at a time (one small Flink cluster each): a number, or 'auto': as many as the host's idle CPU holds "
              "beside the live job (measured before the first copy; at least 1, at most 2).")] = "auto",
@@ -485,7 +488,9 @@ def profile_report(
         recovery = num(r.recovery_s, ".1f") + (f" ({r.not_recovered} NOT)" if r.not_recovered else "")
         table.add_row(str(r.trial), f"{r.interval_s:g}", f"x{r.load_scale:g}", *((r.recovery,) if explored else ()),
                       num(r.load_rate), r.status,
-                      num(r.throughput), num(r.p50_ms), num(r.p99_ms), num(r.checkpoint_ms), num(r.checkpoint_kib),
+                      num(r.throughput), num(r.p50_ms),
+                      num(r.p99_ms) + "".join(f" (again {a:,.0f})" for a in r.p99_again_ms),
+                      num(r.checkpoint_ms), num(r.checkpoint_kib),
                       num(r.cpu_pct), recovery, num(r.replayed))
     out.print(table)
     if phases:

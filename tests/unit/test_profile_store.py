@@ -23,6 +23,7 @@ def a_run(run_id: str = "r1", trial: int = 0, status: str = "completed") -> Prof
         steady=SteadyState(2990.0, 800.0, 1500.0, 2100.0, 95.0, 120_000.0, 63.5),
         recoveries=(recovery, lost),
         samples=(SignalSample(1, True, 3000.0, 10.0, 2000.0), SignalSample(2, False, None, None, None)),
+        repeat_steady=(SteadyState(3010.0, 790.0, 1450.0, 2300.0, 90.0, 121_000.0, 62.0),),
     )
 
 
@@ -56,7 +57,7 @@ def test_the_schema_is_versioned_and_reopening_migrates_nothing_twice(tmp_path: 
     path = tmp_path / "profile.db"
     ProfileStore(path).close()
     store = ProfileStore(path)
-    assert store.schema_version == SCHEMA_VERSION == 5
+    assert store.schema_version == SCHEMA_VERSION == 6
 
 
 def test_a_newer_schema_is_refused_with_one_line(tmp_path: Path) -> None:

@@ -117,3 +117,16 @@ def test_only_runs_at_the_live_recovery_settings_feed_the_tuners_recovery_model(
     observed = profile_observations([run("live", 30.0, 5000.0), run("proposed", 9.0, 9000.0)])
     assert [o.value for o in observed.recovery] == [30.0] and observed.capacity == 5000.0
     assert len(observed.latency) == len(observed.checkpoint) == 2, "heartbeats and spares do not change steady state"
+
+
+def test_a_steady_window_measured_again_is_a_repeat_at_the_run_s_setting_for_the_latency_and_checkpoint_models() -> None:
+    from chronos.optimizer.model_trust import repeat_noise_floor
+    from chronos.profiler.observations import profile_observations
+
+    again = SteadyState(1000.0, 50.0, 80.0, 125.0, 250.0, 1024.0, 40.0)
+    run = ProfileRun("r", "p", 0, RunConfig(5000, 1.0), 1000.0, "completed", 0, 1,
+                     SteadyState(1000.0, 50.0, 80.0, 100.0, 200.0, 1024.0, 40.0), repeat_steady=(again,))
+    observed = profile_observations([run])
+    assert [(o.interval_s, o.value) for o in observed.latency] == [(5.0, 100.0), (5.0, 125.0)]
+    assert [o.value for o in observed.checkpoint] == [0.2, 0.25]
+    assert repeat_noise_floor(observed.latency) == pytest.approx((25 / 100 + 25 / 125) / 2)

@@ -272,6 +272,22 @@ def test_the_profile_s_first_trial_carries_the_repeats_the_others_do_not() -> No
                                                                       "phase fault 3/3"]
 
 
+def test_the_run_that_repeats_its_faults_measures_its_steady_window_again_after_them_past_a_checkpoint() -> None:
+    """A p99 is one point per run: the window again is what gives the latency model a repeat at one setting."""
+    plan = replace(PLAN, repeats=1)
+    assert (plan.repeat_windows(0), plan.repeat_windows(1), replace(plan, faults=0).repeat_windows(0)) == (1, 0, 0)
+    assert plan.estimate_s(10, 0) >= replace(plan, repeats=0).estimate_s(10, 0) + 60 + 10 + plan.steady_window_s(10)
+    log = Log()
+    first = run(log, plan, trial=0)
+    assert first.status == "completed" and len(first.repeat_steady) == 1, first.error
+    assert first.repeat_steady[0].p99_ms == pytest.approx(3099, abs=1)
+    phases = [e for e in log.events if e.startswith("phase")]
+    assert phases[phases.index("phase fault 2/2") + 1] == "phase steady state again 1/1"
+    assert len(log.windows_s) == 2 and log.windows_s[1] >= plan.steady_window_s(10)
+    later = run(Log(), plan, trial=1)
+    assert later.repeat_steady == ()
+
+
 def test_a_copy_whose_output_is_older_than_the_copy_ends_the_profile_naming_the_time_fields_and_cleans_up() -> None:
     """Its latency was read off input times the replay did not move: every run would measure the recording's age."""
     log = Log(latencies_ms=(900_000.0, 910_000.0))
