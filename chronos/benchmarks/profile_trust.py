@@ -110,14 +110,15 @@ def pooled_coverage(trusts: Sequence[ProfileTrust]) -> tuple[Verdict, ...]:
     something, though a 20-point share still moves 5 points with each point."""
     verdicts = []
     for what in ("recovery", "p99"):
-        counted = [(round(m.held_out_coverage * m.observations), m.observations) for t in trusts for m in t.models
-                   if m.what == what and m.held_out_coverage is not None]
-        if not counted:
+        judged = [m for t in trusts for m in t.models if m.what == what and m.held_out_coverage is not None]
+        if not judged:
             continue
+        counted = [(round((m.held_out_coverage or 0.0) * m.observations), m.observations) for m in judged]
         covered, points = sum(c for c, _ in counted), sum(n for _, n in counted)
+        claimed = "/".join(sorted({f"{m.coverage * 100:g} %" for m in judged}))
         low, high = COVERAGE_GOAL
         verdicts.append(Verdict("all", f"{what} coverage, pooled", low <= covered / points <= high,
-                                f"{covered} of {points} held-out points inside their 80 % intervals "
+                                f"{covered} of {points} held-out points inside their {claimed} intervals "
                                 f"({_pct(covered / points)}) over {len(counted)} profiles; goal {_pct(low)}-{_pct(high)}"))
     return tuple(verdicts)
 

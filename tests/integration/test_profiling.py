@@ -135,8 +135,10 @@ def test_a_small_profile_is_interrupted_resumed_and_leaves_the_live_job_untouche
         done = len(runs)
         assert done in (2, 3) and all(r.status == "completed" for r in runs), [r.error for r in runs]
         for run in runs:
-            # The first trial carries the repeat (one setting measured twice: the models' noise floor).
+            # The first trial carries the repeat (one setting measured twice: the models' noise floor), and its
+            # steady window again after the faults (the p99 at that setting twice).
             assert len(run.recoveries) == (2 if run.trial_number == 0 else 1), run
+            assert [a.p99_ms is not None for a in run.repeat_steady] == ([True] if run.trial_number == 0 else []), run
             for m in run.recoveries:
                 assert m.fault.injected_wall_ms < m.detected_ms < m.running_ms  # type: ignore[operator]
                 assert m.recovered_ms is None or m.running_ms <= m.recovered_ms  # type: ignore[operator]
@@ -184,6 +186,8 @@ def test_a_small_profile_is_interrupted_resumed_and_leaves_the_live_job_untouche
         first = [m.recovery_s for r in store.runs() if r.trial_number == 0 for m in r.recoveries]
         if "recovery" in data["models"] and None not in first:  # the repeat was measured: its scatter is the floor
             assert data["models"]["recovery"]["noise_floor_mape"] is not None, data["models"]
+        if "p99" in data["models"] and any(r.trial_number == 0 for r in store.runs()):
+            assert data["models"]["p99"]["noise_floor_mape"] is not None, data["models"]
         assert data["live"] and all(entry["copy_niceness"] == COPY_NICENESS for entry in data["live"]), data["live"]
         assert all(Path(p).stat().st_size > 10_000 for p in data["plots"])
 
