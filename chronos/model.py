@@ -139,8 +139,8 @@ class JobSpec:
     def commits_on_checkpoint(self) -> bool:
         """Whether the job's output is transactional (an exactly-once Kafka sink): it names a transactional-id prefix,
         in its job file's copy section or as the built-in jobs' flag. Such output becomes visible only when the
-        checkpoint after it completes, so its latency cannot fall as the interval grows (shared/README.md measured
-        the commit on checkpoint); the p99 model is fitted rising for it."""
+        checkpoint after it completes, so its latency cannot fall as the interval grows (tests/integration/
+        test_paced_checkpoints.py: the committed output's p99 follows the cadence); the p99 model is fitted rising."""
         flag = "--transactional-id-prefix"
         return (any(part == "transactional-id-prefix" for part, _ in self.copy_vars)
                 or any(a == flag or a.startswith(flag + "=") for a in self.args))

@@ -22,7 +22,7 @@ Next (first put chronos on your PATH in this shell: `source .venv/bin/activate`)
   chronos status                                  # again, or with --json
   chronos job list
   chronos job retune <JOB_ID> --interval 5s       # stop-with-savepoint, restart with 5 s
-  chronos profile run ...                         # then: chronos tune --latency-p99 1s --recovery 60s (README "Tuning")
+  chronos profile run ...                         # then: chronos tune --latency-p99 1s --recovery 60s (docs/tuning.md)
   chronos report --prometheus <URL above> --out report/   # the dashboards' views as PNGs
   Grafana: add the Prometheus above as a data source, import helm/chronos/dashboards/*.json
   chronos stack down                              # stop everything (Prometheus too)

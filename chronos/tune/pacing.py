@@ -3,10 +3,10 @@ pacer did, so the pacer's thread only reads, applies and sleeps.
 
 Why pace at all: Flink cannot change a running job's checkpoint interval, but it checkpoints on request
 (`POST /jobs/:jobid/checkpoints`, FLINK-27101), and a triggered checkpoint is an ordinary one (the
-exactly-once Kafka sink commits on it; a failover restores from it; shared/README.md measured both). So the
-job keeps a long configured interval (the fallback) and chronos triggers a checkpoint whenever its chosen
-cadence has passed since the last completed one (or since its own last attempt, so a refused trigger is
-retried a period later, never in a tight loop). Never a second checkpoint in flight: Flink's own
+exactly-once Kafka sink commits on it; a failover restores from it; tests/integration/test_paced_checkpoints.py
+checks both). So the job keeps a long configured interval (the fallback) and chronos triggers a checkpoint
+whenever its chosen cadence has passed since the last completed one (or since its own last attempt, so a
+refused trigger is retried a period later, never in a tight loop). Never a second checkpoint in flight: Flink's own
 in-progress count says whether one is (a periodic one, a previous tuner's trigger, ours); nothing while the
 job or any of its tasks is not RUNNING (a trigger would fail, and a failover restores on its own).
 

@@ -34,7 +34,7 @@ from chronos.stack.prometheus_server import PrometheusServer, start_prometheus
 from chronos.stack.state import StackState
 from chronos.tune.journal import TuneJournal
 from tests.support.cli import chronos
-from tests.support.tuning import FAST, TARGETS, Tuner, demo_under_watch, recovery_truth, stop_tuning
+from tests.support.tuning import FAST, TARGETS, Tuner, demo_under_watch, profile_recovery, stop_tuning
 
 pytestmark = pytest.mark.long(3)
 
@@ -111,7 +111,7 @@ def test_a_load_step_makes_it_retune_and_nothing_is_lost(watched_run: WatchedRun
     # Shorter than the 30 s it ran at, and enough for the rate it was decided for (6,000 ev/s only if the forecast
     # had reached the top of the step: seen once at 23.7 s, decided a few seconds into the ramp).
     assert 2 <= decision["interval_s"] < 30, decision
-    assert recovery_truth(decision["interval_s"], decision["forecast_rate"]) <= 60, decision
+    assert profile_recovery(decision["interval_s"], decision["forecast_rate"]) <= 60, decision
     retune = next(e for e in run.events if e["event"] == "retune")
     assert retune["outcome"] == "verified" and retune["old_job_id"] == run.job_id
     new_job = retune["new_job_id"]

@@ -20,6 +20,7 @@ from chronos.stack.job_records import JobRecordStore
 from chronos.stack.state import StackState
 from tests.support.cli import chronos, submit_demo
 from tests.support.quiesce import quiesce
+from tests.support.truths import recovery_truth
 
 TARGETS = ["--latency-p99", "600s", "--recovery", "60s", "--interval-min", "2s", "--interval-max", "30s"]
 
@@ -30,8 +31,9 @@ FAST = ["--startup-grace", "15s", "--decide-every", "5s", "--collect-every", "2s
         "--cooldown", "10min", "--realize", "restart"]
 
 
-def recovery_truth(interval_s: float, rate: float) -> float:
-    return 20 + interval_s * rate / 2000
+def profile_recovery(interval_s: float, rate: float) -> float:
+    """The recovery `write_profile`'s synthetic profile measured: the optimizer tests' truth with 20 s fixed."""
+    return recovery_truth(interval_s, rate, fixed_s=20.0)
 
 
 def write_profile(db: Path, job_name: str) -> None:
@@ -43,7 +45,7 @@ def write_profile(db: Path, job_name: str) -> None:
             n += 1
             recoveries = tuple(
                 RecoveryMeasurement(FaultRecord("kill-taskmanager", "tm", 0, 0.0), interval * 1000, "WorstCase", 1, 2, 3,
-                                    recovery_truth(interval, rate) * (1 + noise), None, None, None, None)
+                                    profile_recovery(interval, rate) * (1 + noise), None, None, None, None)
                 for noise in (-0.03, 0.03))
             steady = SteadyState(rate, None, None, 1000.0 * interval + 2000, 100.0, 1e5, 10.0)
             store.save_run(ProfileRun(f"r{n}", "synthetic", n, RunConfig(interval * 1000, 1.0), rate, "completed", 0, 1,
