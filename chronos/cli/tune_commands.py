@@ -140,13 +140,18 @@ def tune(
     reporter_url = [check_url(url, "--reporter-url") for url in reporter_url] if reporter_url else None
     sd = stack_dir_of(stack_dir)
     request = TuneRequest(
-        policy, LoopSettings(collect_every_s=parse_interval_ms(collect_every) / 1000,
-                             decide_every_s=parse_interval_ms(decide_every) / 1000, dry_run=dry_run,
-                             learn_latency_s=parse_interval_ms(learn_latency_every) / 1000),
-        job, (db or sd / "profiles.db").expanduser(), sd, rest_url, reporter_url, metrics_port, metrics_address,
-        parse_interval_ms(fit_timeout) / 1000, _seconds(stall_after) or 900.0, _seconds(duration), as_json,
-        pause_after_savepoint, flink_deployment, namespace, job_file, realize_by, allow_fault,
-        0.0 if pause_watch.strip().lower() == "off" else parse_interval_ms(pause_watch) / 1000, job_recovery_settings)
+        policy=policy,
+        loop=LoopSettings(collect_every_s=parse_interval_ms(collect_every) / 1000,
+                          decide_every_s=parse_interval_ms(decide_every) / 1000, dry_run=dry_run,
+                          learn_latency_s=parse_interval_ms(learn_latency_every) / 1000),
+        job=job, db=(db or sd / "profiles.db").expanduser(), stack_dir=sd, rest_url=rest_url,
+        reporter_urls=reporter_url, metrics_port=metrics_port, metrics_address=metrics_address,
+        fit_timeout_s=parse_interval_ms(fit_timeout) / 1000, stall_after_s=_seconds(stall_after) or 900.0,
+        run_for_s=_seconds(duration), as_json=as_json, pause_after_savepoint_s=pause_after_savepoint,
+        flink_deployment=flink_deployment, namespace=namespace, job_file=job_file, realize=realize_by,
+        allow_fault=allow_fault,
+        pause_watch_s=0.0 if pause_watch.strip().lower() == "off" else parse_interval_ms(pause_watch) / 1000,
+        job_recovery_settings=job_recovery_settings)
     # A step still running 1.5 s after the signal is cut short: a retune in flight is journaled write-ahead, and the
     # next `chronos tune` (or `chronos job retune`) finishes it from the journal.
     with graceful_stop(err.print, "stopping after the current step", abort_after_s=STOP_WITHIN_S) as stop:

@@ -31,9 +31,9 @@ from chronos.tune.realizer_choice import Requested, choose_realizer
 from chronos.tune.retune import Realizer, TunedJob
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TuneRequest:
-    """`chronos tune`'s flags, parsed and checked."""
+    """`chronos tune`'s flags, parsed and checked (by name: 21 of them)."""
 
     policy: TunePolicy
     loop: LoopSettings
