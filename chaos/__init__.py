@@ -1,1 +1,1 @@
-"""chronos.chaos: fault injection at chosen moments and recovery measurement (issue 4)."""
+"""chronos.chaos: fault injection at chosen moments and recovery measurement."""

@@ -3,7 +3,7 @@
 Modelled on the IoT-vehicles job of the Khaos paper. It is a PyFlink Table API/SQL program with no
 Python UDFs by default, so once planned it runs entirely in the JVM (light on 2 cores); with
 `--python-udf` the speeds pass through a Python scalar function, so the job has a Python worker
-process per TaskManager (the chaos issue's "kill the Python worker" fault needs one). Every output record
+process per TaskManager (the "kill the Python worker" fault needs one). Every output record
 carries how many input events it covers and the newest creation time among them, so an outside
 observer can check end-to-end latency and exactly-once (per-key totals) without trusting Flink.
 

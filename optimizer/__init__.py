@@ -1,1 +1,1 @@
-"""chronos.optimizer: models, forecasts, baselines and the pure evaluate/decide core (issue 6)."""
+"""chronos.optimizer: models, forecasts, baselines and the pure evaluate/decide core."""

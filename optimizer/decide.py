@@ -14,7 +14,7 @@ cooldown and no cap; it is shortened at once and lengthened only as far as every
 `lengthen_after_s` wanted (the autoscaler's scale-down stabilization window, for the same reason: the risky
 direction waits). Its own configured interval is the fallback that must hold the recovery target without
 chronos, and changing it is a restart (stabilized like any). Under the policy's ceiling rule (the default) it
-must hold at the highest load seen, not the forecast: a quick side by side (issue 30) restarted the job at
+must hold at the highest load seen, not the forecast: a quick side by side restarted the job at
 every rise of the load to move it (5.5 s of downtime each, more QoS-violation seconds than a static interval
 gained), whereas a load swing seen before is safe at the fallback already. When it must shorten it is set for
 a headroom over that load, so that the next rise does not restart again at once; it is lengthened (it caps the

@@ -3,7 +3,7 @@
 - The repeat-noise floor: a recovery measured twice at the same interval and load comes out differently (two
   kills of one profile copy, 25-47 s at one setting on a shared two-core host). No model of interval and load
   predicts a repeat better than the mean of the other repeats does, so a held-out error near that floor says "the
-  measurements are this noisy", not "the model is this wrong" (issue 31).
+  measurements are this noisy", not "the model is this wrong".
 - The held-out coverage of the prediction intervals: the intervals come from held-out residual quantiles; whether
   an 80 % interval covers 80 % of points it was not built from is checked leaving each point out of the quantiles
   it is judged by (judged on the same residuals, any quantile covers what it was cut from).
@@ -24,7 +24,7 @@ from chronos.optimizer.model_values import Observation
 AT_FLOOR_MARGIN = 0.05  # a held-out error within 5 points of the noise floor is as good as the data allows
 # Each point is judged by the interval cut from the others: from three, Student's t interval (residual_bounds) covers
 # 80 % of a fourth on simulated normal residuals (81.7 %, 4,000 draws); from two, s is one difference. Four points,
-# a ten-minute profile's latency model (2026-12-06), are checked; the share then moves 25 points per point.
+# a ten-minute profile's latency model, are checked; the share then moves 25 points per point.
 MIN_COVERAGE_POINTS = 4
 
 
@@ -58,12 +58,12 @@ def residual_bounds(ratios: Sequence[float], coverage: float) -> tuple[float, fl
     exceeded with chance (n + 1 - k) / (n + 1): k = (n + 1)(1 - tail) above and (n + 1) tail below, to the nearest
     rank, as split-conformal prediction has it), widened to include 0. Plain quantiles of n residuals cover less
     than they claim for small n: interpolated between the two largest of ten, 80 % intervals covered 56-70 % held
-    out on the profiles of three shipped jobs (bench/profile_trust.py, 2026-12-05). Rounded up, as the conformal
+    out on the profiles of three shipped jobs (bench/profile_trust.py). Rounded up, as the conformal
     guarantee has it, they cover more than claimed (89 % of 19 points).
 
     Fewer residuals than 1 / tail - 1 (nine for 80 %) have no order statistic that far out: a new point lands
     beyond the largest of n with chance 1 / (n + 1), so [smallest, largest] of four covers 60 % at most, which is
-    what the profiles' 80 % intervals covered held out, on 5-6 points each, every one of them (2026-12-05). There the
+    what the profiles' 80 % intervals covered held out, on 5-6 points each, every one of them. There the
     bounds reach to Student's t prediction interval of the residuals (mean +- t(n-1) s sqrt(1 + 1/n), normal
     residuals' exact interval for one new point), when that reaches beyond the sample."""
     r = np.sort(np.asarray([x for x in ratios if np.isfinite(x)], dtype=float))

@@ -1,1 +1,1 @@
-"""chronos.profiler: parallel profiling runs over checkpoint intervals (issue 5)."""
+"""chronos.profiler: parallel profiling runs over checkpoint intervals."""

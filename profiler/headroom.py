@@ -1,13 +1,13 @@
 """How many profiling copies may run at a time beside the live job, from what the host has left.
 
-A fixed two copies on a two-core host beside a busy live job took cores the live job needed (its p99 +12 %, issue
-31); the bench then ran one at a time by hand. A copy at the live job's rate needs what the live job's TaskManagers
+A fixed two copies on a two-core host beside a busy live job took cores the live job needed (its p99 +12 %);
+the bench then ran one at a time by hand. A copy at the live job's rate needs what the live job's TaskManagers
 take and more (COPY_OVERHEAD_CORES): at its shortest intervals a copy's TaskManager took 0.4-0.5 cores where the live
 job's took 0.1-0.2 at 1,000-2,000 events/s, and its JobManager, its input producer and, at each kill, a replacement
 TaskManager's start come on top. With an allowance of 0.3 two copies ran beside the live job on two cores (1.1-1.3
 idle) and disturbed each other, not the live job: their p99 at 2-3 s intervals read 12-33 s where one copy at a time
 read 3.5-7.9 s, and the demo's p99 model was 64-81 % off held out against 18 % one at a time
-(bench/results/profile_trust, 2026-12-05). So: the host's idle cores over a window before the first copy, divided by
+(bench/results/profile_trust). So: the host's idle cores over a window before the first copy, divided by
 that need, at least one (a profile with no copy measures nothing; the copies run at a lower OS priority and the live
 watch holds them back if the live job leaves its band) and at most what was asked. Pure: values in, out.
 """

@@ -2,7 +2,7 @@
 
 A profile's copies share the host with the live job (locally: its cores; on Kubernetes they would have resources
 of their own). Nobody had measured what that cost the live job: two copies beside it on two cores raised its p99 by
-12 % (issue 31). So the live job is read before the first copy starts (its band) and all through the profile; no new
+12 %. So the live job is read before the first copy starts (its band) and all through the profile; no new
 copy starts while the live job is out of its band (its p99 over the last readings above the band's, or its input lag
 growing past it), and the profile reports the live job's p99 and throughput before and while it ran. Pure: values
 in, values out; the readings come from chronos.profiler.live_watcher.

@@ -1,7 +1,7 @@
 """What a profile is made of: the configuration of one profiling run and what it measured.
 
 Frozen values, so the store, the runner, the study and the report pass them around without sharing
-anything mutable; the recoveries are the chaos issue's RecoveryMeasurement, unchanged.
+anything mutable; the recoveries are chronos.model's RecoveryMeasurement, unchanged.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What a profile says of every static interval across a scenario's loads (issue 30): the side by side's best
+"""What a profile says of every static interval across a scenario's loads: the side by side's best
 static interval and its busy targets are read off the bench's own profile, and the report shows the grid they
 came from. The grid is the models' median prediction at each (interval, rate); an interval "meets"
 a target at a rate when the prediction is within it. Values in, values out: the models are passed in as

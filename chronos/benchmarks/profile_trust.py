@@ -1,4 +1,4 @@
-"""Whether a profile can be trusted (issue 31's goals), judged from what a profile run and its report say: pure,
+"""Whether a profile can be trusted (the profile-trust goals), judged from what a profile run and its report say: pure,
 so the bench that measures and the tests that pin the rules read the same lines.
 
 The goals: the profile ends within PROFILE_GOAL_S; the live job's p99 while copies ran is within LIVE_P99_GOAL of

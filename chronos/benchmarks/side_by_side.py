@@ -53,7 +53,7 @@ BUSY_LOW, BUSY_HIGH = 0.40, 0.85  # the busy scenario's input, as shares of the 
 
 def busy_scenario(capacity: float, seed: int, quick: bool, latency_target_s: float,
                   recovery_target_s: float, arm_s: float = 900.0) -> Scenario:
-    """The verdict's scenario (issue 30): a job near its capacity, where the interval decides how long a recovery
+    """The verdict's scenario: a job near its capacity, where the interval decides how long a recovery
     replays and how much checkpointing costs. The input swings between 40 and 85 % of the capacity measured on
     the bench's own stack (bench/capacity.py), one compressed "day" per arm starting at the middle on the way
     up; worst moments for nobody in particular: TaskManager kills at seeded moments, one per slot (four in a full
@@ -266,10 +266,10 @@ def frontier_at(statics: Sequence[ArmFigures], share: float) -> tuple[float, str
 
 
 def verdict(figures: Sequence[ArmFigures], scenario_name: str = "idle") -> list[str]:
-    """The issue's goals, line by line: MET or NOT MET, with the numbers. The contender is the best of chronos's
+    """The side by side's goals, line by line: MET or NOT MET, with the numbers. The contender is the best of chronos's
     arms. Busy: half the QoS-violation seconds of the static frontier read at its checkpoint time (`frontier_at`:
     the best static arm that checkpoints no more, or the line to one that checkpoints more where that is lower;
-    until 2026-12-05 the first alone, which judged a busy run's chronos at 14.8 % against static 30 s at 5.6 % while
+    before, the first alone, which judged a busy run's chronos at 14.8 % against static 30 s at 5.6 % while
     static 10 s at 16.1 % had 39 % fewer violations), half of Young/Daly's, fewer than Khaos-style's, and
     recovery within the goal in the arm with the proposed settings. Idle and own job: no more violation seconds
     than the best static interval."""

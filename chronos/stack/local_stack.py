@@ -56,7 +56,7 @@ class StackOptions:
     spare_taskmanagers: int = 0
     # The OS priority (nice, 0-19) of the cluster's Flink processes and of what they start (Python UDF workers, a
     # replacement TaskManager): a profiling cluster runs below the live one, so on a shared host the copies take
-    # what the live job leaves rather than what it needs (issue 31).
+    # what the live job leaves rather than what it needs.
     niceness: int = 0
 
 

@@ -40,7 +40,7 @@ from chronos.tune.pacer import Outcome, Pacer
 
 # The OS priority a profiling cluster's processes (Flink, the Python UDF workers, the copy's load) run at: on a
 # host shared with the live job, a copy takes the CPU the live job leaves. With Linux's CFS a nice-10 process weighs
-# 110 against a nice-0 one's 1024, so when both want a core the live job gets ~90 % of it (issue 31: two copies beside
+# 110 against a nice-0 one's 1024, so when both want a core the live job gets ~90 % of it (two copies at nice 0 beside
 # the live job on two cores raised its p99 by 12 %).
 COPY_NICENESS = 10
 

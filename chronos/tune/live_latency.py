@@ -1,7 +1,7 @@
 """The live job's own p99 as model points: a window of steady running at one interval is one observation.
 
 A profile's latency model comes from copies, a few minutes each at a few intervals, and a copy is not the job (on a
-shared host its p99 read up to seven times the live job's, issue 31). The live job measures the same thing at the
+shared host its p99 read up to seven times the live job's). The live job measures the same thing at the
 interval it actually runs, for as long as it runs there: each window of steady running (the job RUNNING, no failure
 being watched, one interval in force, p99 and input rate read) becomes an Observation the latency model is refitted
 with, as a live recovery already is (chronos.tune.fitting.ModelBook). Consecutive windows at one interval are
