@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
-from chronos.cli.common import AsJson, Bootstrap, RestUrl, StackDir, finite, out
+from chronos.cli.common import AsJson, Bootstrap, RestUrl, StackDir, out
 from chronos.cli.common import print_json as _print_json
 from chronos.cli.common import stack_dir_of as _stack_dir
 from chronos.errors import FlinkRequestFailed, InvalidInput
@@ -196,7 +196,6 @@ def job_retune(
     dry_run: Annotated[bool, typer.Option(help="Say what would happen, change nothing.")] = False,
     db: Annotated[Path | None, typer.Option(help="The journal (shared with `chronos tune`) "
                                                   "\\[default: STACK_DIR/profiles.db].")] = None,
-    pause_after_savepoint: Annotated[float, typer.Option(parser=finite, hidden=True)] = 0.0,
     stack_dir: StackDir = None,
     rest_url: RestUrl = None,
     as_json: AsJson = False,
@@ -240,7 +239,7 @@ def job_retune(
                           f"{format_interval(pending.to_interval_ms if pending is not None else new_ms)} "
                           f"(now {format_interval(record.settings.interval_ms)})")
                 return
-            retuner = wiring.retuner(client, sd, journal, record.io, submission_path, pause_after_savepoint)
+            retuner = wiring.retuner(client, sd, journal, record.io, submission_path)
             outcome: RetuneOutcome
             if pending is not None:
                 outcome = retuner.resume(pending, job)

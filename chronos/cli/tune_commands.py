@@ -101,7 +101,6 @@ def tune(
     job_recovery_settings: Annotated[bool, typer.Option(
         help="Resubmit the job with the proposal's job-level recovery settings (restart delay, task-local "
              "recovery) at its next restart retune; never a restart of their own.")] = True,
-    pause_after_savepoint: Annotated[float, typer.Option(parser=finite, hidden=True)] = 0.0,
     flink_deployment: Annotated[str | None, typer.Option(
         help="Tune this FlinkDeployment (Flink Kubernetes Operator): retune by patching its flinkConfiguration.")] = None,
     namespace: Annotated[str, typer.Option(envvar="POD_NAMESPACE", help="Namespace of the FlinkDeployment.")] = "default",
@@ -147,7 +146,7 @@ def tune(
         job=job, db=(db or sd / "profiles.db").expanduser(), stack_dir=sd, rest_url=rest_url,
         reporter_urls=reporter_url, metrics_port=metrics_port, metrics_address=metrics_address,
         fit_timeout_s=parse_interval_ms(fit_timeout) / 1000, stall_after_s=_seconds(stall_after) or 900.0,
-        run_for_s=_seconds(duration), as_json=as_json, pause_after_savepoint_s=pause_after_savepoint,
+        run_for_s=_seconds(duration), as_json=as_json,
         flink_deployment=flink_deployment, namespace=namespace, job_file=job_file, realize=realize_by,
         allow_fault=allow_fault,
         pause_watch_s=0.0 if pause_watch.strip().lower() == "off" else parse_interval_ms(pause_watch) / 1000,

@@ -33,7 +33,7 @@ from chronos.tune.retune import Realizer, TunedJob
 
 @dataclass(frozen=True, kw_only=True)
 class TuneRequest:
-    """`chronos tune`'s flags, parsed and checked (by name: 21 of them)."""
+    """`chronos tune`'s flags, parsed and checked (by name: 20 of them)."""
 
     policy: TunePolicy
     loop: LoopSettings
@@ -48,7 +48,6 @@ class TuneRequest:
     stall_after_s: float
     run_for_s: float | None
     as_json: bool
-    pause_after_savepoint_s: float = 0.0
     flink_deployment: str | None = None
     namespace: str = "default"
     job_file: Path | None = None
@@ -97,8 +96,7 @@ def tuning_session(request: TuneRequest) -> Iterator[tuple[TuneLoop, TuneDisplay
                                                         request.job_file, journal)
         else:
             record = wiring.job_to_tune(client, request.stack_dir, request.job, journal)
-            retuner = wiring.retuner(client, request.stack_dir, journal, record.io,
-                                     pause_after_savepoint_s=request.pause_after_savepoint_s)
+            retuner = wiring.retuner(client, request.stack_dir, journal, record.io)
         policy = request.policy
         book = wiring.model_book(request.db, record.spec.name, journal, policy.strategy,
                                  fit_timeout_s=request.fit_timeout_s,

@@ -445,11 +445,10 @@ def record_replacement(stack_dir: Path, io: JobIO | None) -> Callable[[TunedJob,
     return replaced
 
 
-def retuner(client: FlinkRestClient, stack_dir: Path, journal: TuneJournal, io: JobIO | None, path: str = "rest",
-            pause_after_savepoint_s: float = 0.0) -> Retuner:
+def retuner(client: FlinkRestClient, stack_dir: Path, journal: TuneJournal, io: JobIO | None,
+            path: str = "rest") -> Retuner:
     """The one way a job on the local stack is retuned, by `chronos tune` and `chronos job retune` alike."""
-    return Retuner(job_control(client, stack_dir, path), journal, on_replaced=record_replacement(stack_dir, io),
-                   pause_after_savepoint_s=pause_after_savepoint_s)
+    return Retuner(job_control(client, stack_dir, path), journal, on_replaced=record_replacement(stack_dir, io))
 
 
 def tune_collector(client: FlinkRestClient, stack_dir: Path, record: JobRecord, latency_window_s: float,

@@ -95,7 +95,6 @@ class Retuner:
         running_timeout_s: float = 180.0,
         settle_timeout_s: float = 20.0,
         on_replaced: Callable[[TunedJob, TunedJob, str], None] = _noop,
-        pause_after_savepoint_s: float = 0.0,
         retry: Backoff = SUBMIT_RETRY,
         rng: random.Random | None = None,
     ) -> None:
@@ -110,7 +109,6 @@ class Retuner:
         self._running_timeout_s = running_timeout_s
         self._settle_timeout_s = settle_timeout_s
         self._on_replaced = on_replaced
-        self._pause_after_savepoint_s = pause_after_savepoint_s  # a window for crash tests; 0 in use
 
     def retune(self, job: TunedJob, to_ms: int, explanation: str) -> RetuneOutcome:
         start = self._clock()
@@ -118,8 +116,6 @@ class Retuner:
         if stopped.step == "abandoned":
             return RetuneOutcome(stopped, job, "abandoned", None)
         savepoint_s = self._clock() - start
-        if self._pause_after_savepoint_s:
-            self._sleep(self._pause_after_savepoint_s)
         return replace(self._finish(stopped, job, start), savepoint_s=savepoint_s)
 
     def stop(self, job: TunedJob, to_ms: int, explanation: str) -> Retune:

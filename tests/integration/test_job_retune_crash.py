@@ -19,6 +19,7 @@ from tests.conftest import wait_until
 from tests.support.cli import chronos, submit_demo
 from tests.support.tuning import cancel_all, job_name
 
+REPOSITORY = Path(__file__).parents[2]
 
 def test_a_manual_retune_killed_after_its_savepoint_is_finished_by_the_next_from_that_savepoint(
         stack: StackState, flink: FlinkRestClient, tmp_path: Path) -> None:
@@ -33,9 +34,9 @@ def test_a_manual_retune_killed_after_its_savepoint_is_finished_by_the_next_from
         counted.start()
         wait_until(lambda: flink.checkpoints(job_id).counts.completed >= 2, 60, what="checkpoints of counted input")
         retune = subprocess.Popen(
-            [sys.executable, "-m", "chronos.cli.main", "job", "retune", job_id, "--interval", "4s", "--db", str(db),
-             "--pause-after-savepoint", "120", "--json", *sd],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+            [sys.executable, "-m", "tests.support.held_after_savepoint", "120", "job", "retune", job_id, "--interval",
+             "4s", "--db", str(db), "--json", *sd],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL, cwd=REPOSITORY)
         deadline = time.monotonic() + 120
         entry = None
         while time.monotonic() < deadline and retune.poll() is None:

@@ -43,8 +43,8 @@ def test_a_tuner_killed_after_the_savepoint_is_finished_by_the_next_once(stack: 
     try:
         counted.start()
         assert chronos("load", "run", "--rate", "3500", "--workers", "2", "--background", *sd).returncode == 0
-        tuner = Tuner("--job", job_id, *TARGETS, *FAST, "--pause-after-savepoint", "120", "--db", str(db),
-                      "--metrics-port", "-1", *sd)
+        tuner = Tuner("--job", job_id, *TARGETS, *FAST, "--db", str(db), "--metrics-port", "-1", *sd,
+                      held_after_savepoint_s=120)
         journal = TuneJournal(db)
         deadline = time.monotonic() + 150
         while time.monotonic() < deadline and not any(r.step == "savepoint" for r in journal.retunes()):

@@ -56,9 +56,14 @@ def write_profile(db: Path, job_name: str) -> None:
 class Tuner:
     """`chronos tune --json` as a child process, its events collected as they stream."""
 
-    def __init__(self, *args: str) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-m", "chronos.cli.main", "tune", "--json", *args],
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+    def __init__(self, *args: str, held_after_savepoint_s: float | None = None) -> None:
+        """`held_after_savepoint_s`: its retunes wait that long between the journaled savepoint and the resubmission
+        (tests.support.held_after_savepoint), a window to kill it in."""
+        cli = ["chronos.cli.main"] if held_after_savepoint_s is None else \
+            ["tests.support.held_after_savepoint", str(held_after_savepoint_s)]
+        self.proc = subprocess.Popen([sys.executable, "-m", *cli, "tune", "--json", *args],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
+                                     cwd=Path(__file__).parents[2])
         self.events: list[dict[str, Any]] = []
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
