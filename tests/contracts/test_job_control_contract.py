@@ -2,7 +2,8 @@
 unit tests retune against and by the real `RestJobControl` on the local stack, so the fake cannot drift
 from Flink: a running job reads back its interval and is live; stop-with-savepoint leaves it terminal
 with that savepoint on record; a submission from the savepoint runs with the new interval; an unknown
-job is UNKNOWN, and waiting for a stopped job to run is an error, not a hang."""
+job is UNKNOWN, and waiting for a stopped job to run is an error, not a hang; a live job's start time is on the
+wall clock the Retuner compares it with when it adopts a job a crashed retune submitted."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ class Subject:
     control: JobControl
     spec: JobSpec
     start: Callable[[int], str]  # a running job at this interval (ms); its id
+    wall_ms: Callable[[], int]  # the clock the Retuner is given beside this control
 
 
 @pytest.fixture(params=["fake", "flink"])
@@ -32,13 +34,14 @@ def subject(request: pytest.FixtureRequest) -> Iterator[Subject]:
     if request.param == "fake":
         cluster = FakeCluster()
         spec = JobSpec("contract", "/jobs/contract.py")
-        yield Subject(cluster, spec, lambda interval: cluster.start(spec.name, interval))
+        yield Subject(cluster, spec, lambda interval: cluster.start(spec.name, interval), lambda: cluster.now_ms)
         return
     from chronos.flink.job_control import RestJobControl
 
     demo_job = request.getfixturevalue("demo_job")
     control = RestJobControl(demo_job.flink, demo_job.submitter, demo_job.stack.savepoint_dir)
-    yield Subject(_Tracked(control, demo_job.job_ids), demo_job.spec, lambda interval: demo_job.submit(interval))
+    yield Subject(_Tracked(control, demo_job.job_ids), demo_job.spec, lambda interval: demo_job.submit(interval),
+                  lambda: int(time.time() * 1000))
 
 
 class _Tracked:
@@ -61,6 +64,16 @@ def _settled(control: JobControl, job_id: str, timeout_s: float = 30) -> str:
     while (state := control.state(job_id)) not in TERMINAL_STATES and time.monotonic() < deadline:
         time.sleep(0.2)
     return state
+
+
+def test_a_live_job_s_start_time_is_read_on_the_retuner_s_wall_clock(subject: Subject) -> None:
+    """Retuner._adoptable takes a live job started after the retune was decided (journaled on its wall clock) as the
+    one a crashed retune submitted: a start time on another clock (or in seconds) would adopt the wrong job or none."""
+    before = subject.wall_ms()
+    job = subject.start(3000)
+    after = subject.wall_ms()
+    started = dict(subject.control.live_jobs(subject.spec.name))[job]
+    assert before - 1000 <= started <= after, (before, started, after)
 
 
 def test_a_running_job_reads_back_its_interval_and_is_live(subject: Subject) -> None:

@@ -39,6 +39,8 @@ class Consumer:
     polls_after_close: int = 0
     wall: Wall | None = None  # advanced by `step_ms` before each batch is returned
     step_ms: int = 0
+    # Polls after the last batch: the observer polls again only once it has handled what the last poll gave it.
+    idle_polls: int = 0
 
     def poll(self, timeout_ms: int) -> dict[str, list[Message]]:
         if self.closed:
@@ -47,6 +49,7 @@ class Consumer:
             raise OSError("KafkaConnectionError: broker gone")
         time.sleep(0.005)
         if not self.batches:
+            self.idle_polls += 1
             return {}
         if self.wall is not None:
             with self.wall.lock:
@@ -111,8 +114,7 @@ def test_the_tuner_keeps_latencies_for_its_window_only() -> None:
     stream = Consumer([[wall.now_ms - 500] * 10 for _ in range(200)], wall=wall, step_ms=10_000)
     live = signals(Consumers(plans=[stream]), wall, history_s=60)  # ten latencies per 10 s, for 2,000 s
     try:
-        wait_for(lambda: not stream.batches)
-        time.sleep(0.05)
+        wait_for(lambda: stream.idle_polls > 0)
         kept = live.latencies_between(0, wall.now_ms + 1)
         assert len(kept) == 10 * 7, "the batches of the last 60 s, both ends included; 2,000 in all came"
     finally:
@@ -124,8 +126,7 @@ def test_the_worst_recent_latency_is_the_worst_since_the_last_call() -> None:
     consumers = Consumers(plans=[Consumer([[wall.now_ms - 300, wall.now_ms - 900], [wall.now_ms - 100]])])
     live = signals(consumers, wall)
     try:
-        wait_for(lambda: not consumers.made[0].batches)
-        time.sleep(0.05)
+        wait_for(lambda: consumers.made[0].idle_polls > 0)
         assert live.worst_recent_latency() == 900.0
         assert live.worst_recent_latency() is None, "nothing became visible since"
     finally:

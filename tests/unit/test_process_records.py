@@ -60,7 +60,9 @@ def test_a_process_that_exited_reads_gone_even_before_it_is_reaped() -> None:
     proc = subprocess.Popen(["sleep", "600"])
     record = identify(proc.pid, "a test sleeper", ("600",), exec_wait_s=5)
     os.kill(proc.pid, signal.SIGKILL)
-    time.sleep(0.2)  # a zombie now: this process has not waited for it
+    deadline = time.monotonic() + 10  # a zombie once the kernel delivers the kill: this process has not waited for it
+    while psutil.Process(proc.pid).status() != psutil.STATUS_ZOMBIE and time.monotonic() < deadline:
+        time.sleep(0.01)
     assert check(record).verdict == "gone"
     proc.wait(5)
 
