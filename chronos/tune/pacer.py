@@ -41,7 +41,8 @@ class TriggerOutcome:
 
 
 class CheckpointTrigger(Protocol):
-    """What pacing needs of Flink: `chronos.flink.job_control.RestJobControl` over the REST API."""
+    """What pacing needs of Flink: `chronos.flink.job_control.RestCheckpointTrigger` over the REST API (contract:
+    tests/contracts/test_checkpoint_trigger_contract.py)."""
 
     def pacing_view(self, job_id: str) -> PacingView: ...
     def trigger_checkpoint(self, job_id: str) -> str: ...

@@ -8,11 +8,11 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field, replace
 
-from chronos.errors import FlinkRequestFailed, FlinkUnreachable
 from chronos.tune.journal import Cadence
 from chronos.tune.memory_journal import MemoryJournal
-from chronos.tune.pacer import Pacer, TriggerOutcome
+from chronos.tune.pacer import Pacer
 from chronos.tune.pacing import CATCH_UP_WINDOW_MS, PacingState, PacingView, next_move
+from tests.support.fake_checkpoint_trigger import FakeJob
 
 
 def view(at: int, *, running: bool = True, in_progress: int = 0, last: int | None = 1000) -> PacingView:
@@ -75,49 +75,6 @@ def test_a_cadence_flinks_timer_holds_still_gets_the_commit_after_a_restore() ->
     state = PacingState(10_000, following_since_ms=0, fallback_ms=10_000)
     assert next_move(restored(21_000, 20_000), state).move == "trigger"
     assert next_move(restored(60_000, 20_000, last=55_000), state).move == "wait", "outside the window: Flink's own"
-
-
-@dataclass
-class FakeJob:
-    """A job on a fake clock: a trigger starts a checkpoint that completes `duration_ms` later."""
-
-    now: int = 0
-    duration_ms: int = 200
-    running: bool = True
-    refuse: bool = False
-    never_complete: bool = False
-    periodic_in_flight: bool = False
-    completed: list[tuple[int, int]] = field(default_factory=lambda: [(1, 0)])  # (id, trigger ms)
-    triggers: list[int] = field(default_factory=list)
-    in_flight: dict[str, int] = field(default_factory=dict)  # trigger id -> trigger ms
-    unreachable: bool = False
-
-    def _settle(self) -> None:
-        for trigger_id, at in list(self.in_flight.items()):
-            if not self.never_complete and self.now >= at + self.duration_ms:
-                del self.in_flight[trigger_id]
-                self.completed.append((self.completed[-1][0] + 1, at))
-
-    def pacing_view(self, job_id: str) -> PacingView:
-        if self.unreachable:
-            raise FlinkUnreachable("cannot reach the Flink REST API at http://flink.test (ConnectError)")
-        self._settle()
-        last_id, last_ms = self.completed[-1]
-        return PacingView(self.now, self.running, len(self.in_flight) + self.periodic_in_flight, last_id, last_ms)
-
-    def trigger_checkpoint(self, job_id: str) -> str:
-        self.triggers.append(self.now)
-        if self.refuse:
-            raise FlinkRequestFailed("Flink refused POST /jobs/j1/checkpoints: not all tasks running")
-        trigger_id = f"{len(self.triggers):032x}"
-        self.in_flight[trigger_id] = self.now
-        return trigger_id
-
-    def trigger_outcome(self, job_id: str, trigger_id: str) -> TriggerOutcome:
-        self._settle()
-        if trigger_id in self.in_flight:
-            return TriggerOutcome("in-progress")
-        return TriggerOutcome("completed", checkpoint_id=1)
 
 
 @dataclass
