@@ -5,9 +5,6 @@ Kubernetes cluster is reachable here), which mimics what the operator does with 
 
 from __future__ import annotations
 
-import copy
-import json
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -18,51 +15,9 @@ from chronos.k8s.flink_deployment import INTERVAL_KEY, DeploymentFailed, Deploym
 from chronos.model import CheckpointSettings, JobSpec
 from chronos.tune.journal import TuneJournal
 from chronos.tune.retune import TunedJob
+from tests.support.fake_operator import FakeOperator
 
 SPEC = JobSpec("fleet-stats", "")
-
-
-class FakeOperator:
-    """A FlinkDeployment and the operator reconciling it: a spec change takes `upgrade_polls` reads to
-    go UPGRADING -> DEPLOYED with a new job id, or ends FAILED when `fails` is set."""
-
-    def __init__(self, upgrade_mode: str = "savepoint", interval: str = "30s", upgrade_polls: int = 3) -> None:
-        self.resource: dict[str, Any] = {
-            "metadata": {"name": "fleet"},
-            "spec": {"job": {"upgradeMode": upgrade_mode}, "flinkConfiguration": {INTERVAL_KEY: interval}},
-            "status": {"lifecycleState": "STABLE", "jobStatus": {"state": "RUNNING", "jobId": "job-0"},
-                       "reconciliationStatus": {"lastReconciledSpec": json.dumps(
-                           {"flinkConfiguration": {INTERVAL_KEY: interval}})}},
-        }
-        self.upgrade_polls = upgrade_polls
-        self.fails = False
-        self.patches: list[Mapping[str, str]] = []
-        self._pending = 0
-        self._generation = 0
-
-    def get(self, namespace: str, name: str) -> Mapping[str, Any]:
-        assert (namespace, name) == ("streaming", "fleet")
-        if self._pending:
-            self._pending -= 1
-            status = self.resource["status"]
-            if self._pending == 0:
-                if self.fails:
-                    status.update(lifecycleState="FAILED", error="restore failed")
-                    status["jobStatus"]["state"] = "FAILED"
-                else:
-                    self._generation += 1
-                    status.update(lifecycleState="DEPLOYED")
-                    status["jobStatus"] = {"state": "RUNNING", "jobId": f"job-{self._generation}"}
-                    status["reconciliationStatus"]["lastReconciledSpec"] = json.dumps(
-                        {"flinkConfiguration": dict(self.resource["spec"]["flinkConfiguration"])})
-        return copy.deepcopy(self.resource)
-
-    def patch_configuration(self, namespace: str, name: str, configuration: Mapping[str, str]) -> None:
-        self.patches.append(dict(configuration))
-        self.resource["spec"]["flinkConfiguration"].update(configuration)
-        self.resource["status"].update(lifecycleState="UPGRADING")
-        self.resource["status"]["jobStatus"]["state"] = "RECONCILING"
-        self._pending = self.upgrade_polls
 
 
 def realizer(operator: FakeOperator, journal: TuneJournal, **kwargs: Any) -> DeploymentRealizer:
