@@ -80,7 +80,7 @@ def _assert_nothing_left(stack: StackState, sd: Path, clusters: ClusterWatch) ->
 
 def _assert_copies_run_below_the_live_job(sd: Path) -> None:
     """A copy's Flink processes run at COPY_NICENESS, the live stack's at 0: on a shared host the copies take the
-    CPU the live job leaves (issue 31)."""
+    CPU the live job leaves."""
     copy, live = next(load_state(p.parent) for p in (sd / "profiling").glob("*/*/stack.json")), load_state(sd)
     assert copy is not None and live is not None and copy.niceness == COPY_NICENESS and live.niceness == 0
     for state, niceness in ((copy, COPY_NICENESS), (live, 0)):
@@ -146,7 +146,7 @@ def test_a_small_profile_is_interrupted_resumed_and_leaves_the_live_job_untouche
             assert run.steady is not None and run.steady.p99_ms is not None and run.steady.throughput
             assert run.steady.checkpoint_duration_ms is not None
         # At 400 ev/s the steady-state bands learnt from an 8 s warm-up are narrow against 0.5 s throughput samples:
-        # a copy back at the input rate is now and then judged not recovered within the timeout (issue 18's part).
+        # a copy back at the input rate is now and then judged not recovered within the timeout.
         assert sum(m.recovery_s is not None for r in runs for m in r.recoveries) >= sum(len(r.recoveries) for r in runs) - 1, \
             recoveries_seen(runs)
         _assert_nothing_left(stack, sd, clusters)

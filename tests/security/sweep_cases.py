@@ -1,4 +1,4 @@
-"""The hostile and careless inputs the sweep feeds through the CLI (issue: "every file, reply and name chronos reads
+"""The hostile and careless inputs the sweep feeds through the CLI (the goal: "every file, reply and name chronos reads
 goes through a bounded gate"): each case builds what it needs in a scratch directory (a file, a crafted state, a
 server's misbehaviour, a stranger process) and says what must come of it.
 

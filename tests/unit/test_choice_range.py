@@ -1,5 +1,5 @@
 """Strategy chronos chooses among intervals near those its models were fitted on, not where a model's family
-shape alone speaks. The busy side by side (issue 30): a profile measured at 2-20 s, recovery and p99 flat there
+shape alone speaks. The busy side by side: a profile measured at 2-20 s, recovery and p99 flat there
 (the copies ran at a fraction of the live job's load), no interval meeting the recovery target at the peak; the
 "cheapest near the best compromise" was then the policy's far end, 120 s, and the live job recovered in
 122-171 s against a 52.5 s target, its exactly-once output 75-268 s late.

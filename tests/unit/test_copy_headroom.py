@@ -1,5 +1,5 @@
 """`chronos profile run --parallel auto`: as many copies at a time as the host's idle CPU holds beside the live job,
-at least one, at most what was asked (issue 31: a fixed two beside a busy live job on two cores took what it
+at least one, at most what was asked (a fixed two beside a busy live job on two cores took what it
 needed)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Heartbeat settings (issue 18, part): chronos proposes the shortest timeout the measured pauses of the job's
+"""Heartbeat settings: chronos proposes the shortest timeout the measured pauses of the job's
 TaskManagers allow (never below 3x the longest), finds a killed TaskManager sooner through failed heartbeat RPCs,
 and refuses, with the numbers, a timeout that a measured pause would trip."""
 

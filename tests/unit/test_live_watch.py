@@ -1,5 +1,5 @@
 """What a profile does to the live job: its band is learnt before the first copy, no copy starts while it is out of
-it, and the profile says the live job's p99 and throughput before and while it ran (issue 31)."""
+it, and the profile says the live job's p99 and throughput before and while it ran."""
 
 from __future__ import annotations
 

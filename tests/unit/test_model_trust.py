@@ -1,5 +1,5 @@
 """A model's held-out error is read against the measurements' own scatter, and its prediction intervals are checked
-on points they were not cut from (issue 31: a 45 % error on six noisy points is not "45 % off")."""
+on points they were not cut from (a 45 % error on six noisy points is not "45 % off")."""
 
 from __future__ import annotations
 

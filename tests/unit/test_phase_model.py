@@ -1,4 +1,4 @@
-"""The recovery phase model (issue 18, part): fitted on synthetic recoveries whose phases follow known
+"""The recovery phase model: fitted on synthetic recoveries whose phases follow known
 parameters (with 3 % noise), it recovers them, and it predicts a setting it was never fitted on (leave one
 setting out) within 15 %."""
 

@@ -1,4 +1,4 @@
-"""How bench/profile_trust.py judges a profile against issue 31's goals: each verdict reads one figure, and a model
+"""How bench/profile_trust.py judges a profile against the profile-trust goals: each verdict reads one figure, and a model
 as good as the repeats allow is not failed for the repeats' own scatter."""
 
 from __future__ import annotations
