@@ -1,5 +1,6 @@
-"""What `chronos tune` shows while it runs: a live terminal panel (or JSON lines), and the same events
-fed to the Prometheus exporter. One observer, so the screen and the metrics never disagree."""
+"""What `chronos tune` shows while it runs: a live terminal panel, or JSON lines. The metrics are an observer of
+their own (chronos.metrics.tune_observer); `TuneObservers` hands every event to both, so the screen and the metrics
+see the same events and neither goes through the other."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from rich.console import Console, Group
 from rich.live import Live
 from rich.table import Table
 
-from chronos.metrics.exporter import Heartbeat, TuneMetrics
+from chronos.metrics.tune_observer import MetricsObserver
 from chronos.optimizer.decide import Decision
 from chronos.optimizer.evaluate import Evaluation, JobModels
 from chronos.optimizer.phase_model import Phases
@@ -59,10 +60,7 @@ class _Screen:
 class TuneDisplay:
     """Implements the loop's TuneObserver; `live` is a rich Live in a terminal, None for JSON or a pipe."""
 
-    def __init__(self, metrics: TuneMetrics, console: Console, as_json: bool,
-                 heartbeat: Heartbeat | None = None) -> None:
-        self._metrics = metrics
-        self._heartbeat = heartbeat
+    def __init__(self, console: Console, as_json: bool) -> None:
         self._console = console
         self._json = as_json
         self._screen = _Screen()
@@ -88,7 +86,6 @@ class TuneDisplay:
     def realizing(self, job: TunedJob, realizer: str, why: str) -> None:
         """Which realizer is in force, and why: said once, at the start."""
         self._screen.realizer = realizer
-        self._metrics.set_realizer(job.spec.name, realizer)
         self._event("realizer", f"realizer: {realizer} ({why})", realizer=realizer, why=why)
 
     def describe_models(self, models: JobModels) -> None:
@@ -103,12 +100,6 @@ class TuneDisplay:
                              + (f"; set aside as falling: {', '.join(model.report.falling)}" if model.report.falling
                                 else "") + ")")
         self._screen.models = "; ".join(parts)
-        if self._screen.job is not None:
-            name = self._screen.job.spec.name
-            self._metrics.set_model_error(name, "recovery", models.recovery.report.held_out_mape if models.recovery else None)
-            self._metrics.set_model_error(name, "latency", models.latency.report.held_out_mape if models.latency else None)
-            self._metrics.set_model_error(name, "checkpoint",
-                                          models.checkpoint.report.held_out_mape if models.checkpoint else None)
         self.message("models: " + self._screen.models)
 
     def recovery_proposal(self, job: TunedJob, proposal: RecoveryProposal, flink_config: list[str], apply: str,
@@ -119,9 +110,6 @@ class TuneDisplay:
         def outage(p: Phases) -> float:
             return p.detect_s + p.reschedule_s + p.restore_s
 
-        for forecast in proposal.forecasts:
-            self._metrics.set_recovery_forecast(job.spec.name, "now", forecast.fault, outage(forecast.now))
-            self._metrics.set_recovery_forecast(job.spec.name, "proposed", forecast.fault, outage(forecast.proposed))
         kill = next(f for f in proposal.forecasts if f.fault == "kill")
         if proposal.changes:
             changes = "; ".join(f"{c.what}: {c.now} -> {c.proposed}" for c in proposal.changes)
@@ -147,11 +135,6 @@ class TuneDisplay:
         self._screen.job, self._screen.reading, self._screen.policy = job, reading, policy
         self._screen.violations[0] += latency_violation_s
         self._screen.violations[1] += recovery_violation_s
-        self._metrics.source_errors(f.source for f in reading.failures if f.attempted)
-        self._metrics.observe(job.spec.name, interval_s=job.effective_ms / 1000,
-                              p99_s=None if reading.p99_ms is None else reading.p99_ms / 1000,
-                              input_rate=reading.input_rate, latency_violation_s=latency_violation_s,
-                              recovery_violation_s=recovery_violation_s)
         if self._json:
             self._reading_line(job, reading, latency_violation_s, recovery_violation_s)
         self._refresh()
@@ -159,12 +142,6 @@ class TuneDisplay:
     def decision(self, job: TunedJob, decision: Decision, evaluation: Evaluation) -> None:
         self.decisions += 1
         self._screen.decision = decision
-        current = decision.current
-        self._metrics.decided(
-            job.spec.name, decision.action, wanted_s=decision.wanted_s, feasible=decision.feasible,
-            forecast_rate=decision.forecast_rate,
-            predicted_latency_s=None if current.latency is None else current.latency.median / 1000,
-            predicted_recovery_s=None if current.recovery is None else current.recovery.median, mode=decision.mode)
         self._screen.mode = MODE_SAID[decision.mode]
         self._event("decision", decision.explain(), mode=decision.mode, action=decision.action, interval_s=decision.interval_s,
                     wanted_s=decision.wanted_s, reason=decision.reason, binding=decision.binding,
@@ -175,7 +152,6 @@ class TuneDisplay:
 
     def retune(self, job: TunedJob, outcome: RetuneOutcome) -> None:
         self.retunes += outcome.outcome != "abandoned"
-        self._metrics.retuned(job.spec.name, outcome.outcome, outcome.downtime_s)
         entry = outcome.entry
         self._event("retune", f"retune {entry.retune_id} {outcome.outcome}: {entry.old_job_id} -> {job.job_id}, "
                     f"interval {entry.from_interval_ms / 1000:g} s -> {job.settings.interval_ms / 1000:g} s, "
@@ -186,7 +162,6 @@ class TuneDisplay:
 
     def failure(self, job: TunedJob, failure: ObservedFailure, models: JobModels) -> None:
         self.failures += 1
-        self._metrics.failed(job.spec.name, failure.recovery_s)
         self._event("failure", f"failure at {failure.failed_ms}: recovered in {_s(failure.recovery_s)} "
                     f"at interval {failure.interval_ms / 1000:g} s, {failure.rate:,.0f} ev/s; model refitted",
                     failed_ms=failure.failed_ms, recovery_s=failure.recovery_s, interval_ms=failure.interval_ms,
@@ -197,7 +172,6 @@ class TuneDisplay:
         self._event("message", text)
 
     def outage(self, job: TunedJob, event: OutageEvent) -> None:
-        self._metrics.source_up(event.source, event.kind == "ended")
         if event.kind == "began":
             held = [what for what, needed in (("decisions", NEEDED_FOR_DECISIONS), ("failure watching",
                                                                                    NEEDED_FOR_FAILURES))
@@ -210,20 +184,16 @@ class TuneDisplay:
                     duration_s=None if event.duration_s is None else round(event.duration_s, 1))
 
     def fit_failed(self, job: TunedJob, error: str) -> None:
-        self._metrics.fit_failures.inc()
         self._event("fit-failed", f"{error}; the models in use stay", error=error)
 
     # -- PacingObserver (called from the pacer's thread) ----------------------------------------------
     def triggered(self, job_name: str, outcome: Outcome) -> None:
-        self._metrics.triggered(job_name, outcome)
         self._screen.triggers[outcome] = self._screen.triggers.get(outcome, 0) + 1
 
     def completed(self, job_name: str, effective_s: float, error_s: float | None) -> None:
-        self._metrics.checkpoint_completed(job_name, effective_s, error_s)
         self._screen.effective_s = effective_s
 
     def cadence(self, job_name: str, entry: Cadence) -> None:
-        self._metrics.paced_at(job_name, entry.to_ms / 1000)
         state = "in force" if entry.in_force_ms is not None else "decided"
         before = "not paced" if entry.from_ms is None else f"{entry.from_ms / 1000:g} s"
         self._event("cadence", f"cadence {entry.cadence_id} {state}: {before} -> {entry.to_ms / 1000:g} s "
@@ -233,9 +203,7 @@ class TuneDisplay:
                     in_force_ms=entry.in_force_ms)
 
     def stepped(self, wall_ms: int) -> None:
-        self._metrics.heartbeat.set(wall_ms / 1000)
-        if self._heartbeat is not None:
-            self._heartbeat.beat(wall_ms / 1000)
+        return None
 
     # -- output ---------------------------------------------------------------------------------------
     def _reading_line(self, job: TunedJob, reading: LiveReading, latency_v: float, recovery_v: float) -> None:
@@ -293,3 +261,71 @@ class TuneDisplay:
         for line in s.events:
             events.add_row(line)
         return Group(table, events)
+
+
+class TuneObservers:
+    """The loop's, the pacer's and the session's observer: every event to the screen, then to the metrics."""
+
+    def __init__(self, display: TuneDisplay, metrics: MetricsObserver) -> None:
+        self.display, self._metrics = display, metrics
+
+    def watching(self, job: TunedJob) -> None:
+        self.display.watching(job)
+        self._metrics.watching(job)
+
+    def realizing(self, job: TunedJob, realizer: str, why: str) -> None:
+        self.display.realizing(job, realizer, why)
+        self._metrics.realizing(job, realizer, why)
+
+    def describe_models(self, models: JobModels) -> None:
+        self.display.describe_models(models)
+        self._metrics.describe_models(models)
+
+    def recovery_proposal(self, job: TunedJob, proposal: RecoveryProposal, flink_config: list[str], apply: str,
+                          job_settings: tuple[tuple[str, str], ...] = ()) -> None:
+        self.display.recovery_proposal(job, proposal, flink_config, apply, job_settings)
+        self._metrics.recovery_proposal(job, proposal, flink_config, apply, job_settings)
+
+    def reading(self, job: TunedJob, reading: LiveReading, policy: TunePolicy, latency_violation_s: float,
+                recovery_violation_s: float) -> None:
+        self._metrics.reading(job, reading, policy, latency_violation_s, recovery_violation_s)
+        self.display.reading(job, reading, policy, latency_violation_s, recovery_violation_s)
+
+    def decision(self, job: TunedJob, decision: Decision, evaluation: Evaluation) -> None:
+        self._metrics.decision(job, decision, evaluation)
+        self.display.decision(job, decision, evaluation)
+
+    def retune(self, job: TunedJob, outcome: RetuneOutcome) -> None:
+        self._metrics.retune(job, outcome)
+        self.display.retune(job, outcome)
+
+    def failure(self, job: TunedJob, failure: ObservedFailure, models: JobModels) -> None:
+        self._metrics.failure(job, failure, models)
+        self.display.failure(job, failure, models)
+
+    def message(self, text: str) -> None:
+        self.display.message(text)
+
+    def outage(self, job: TunedJob, event: OutageEvent) -> None:
+        self._metrics.outage(job, event)
+        self.display.outage(job, event)
+
+    def fit_failed(self, job: TunedJob, error: str) -> None:
+        self._metrics.fit_failed(job, error)
+        self.display.fit_failed(job, error)
+
+    def stepped(self, wall_ms: int) -> None:
+        self._metrics.stepped(wall_ms)
+        self.display.stepped(wall_ms)
+
+    def triggered(self, job_name: str, outcome: Outcome) -> None:
+        self._metrics.triggered(job_name, outcome)
+        self.display.triggered(job_name, outcome)
+
+    def completed(self, job_name: str, effective_s: float, error_s: float | None) -> None:
+        self._metrics.completed(job_name, effective_s, error_s)
+        self.display.completed(job_name, effective_s, error_s)
+
+    def cadence(self, job_name: str, entry: Cadence) -> None:
+        self._metrics.cadence(job_name, entry)
+        self.display.cadence(job_name, entry)

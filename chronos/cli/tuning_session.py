@@ -16,11 +16,12 @@ from prometheus_client import CollectorRegistry
 
 from chronos.cli import wiring
 from chronos.cli.common import err, out
-from chronos.cli.tune_view import TuneDisplay
+from chronos.cli.tune_view import TuneDisplay, TuneObservers
 from chronos.errors import ChronosError, InvalidInput, redact
 from chronos.flink.job_control import RestCheckpointTrigger
 from chronos.flink.rest import FlinkRestClient
 from chronos.metrics.exporter import Heartbeat, TuneMetrics, serve
+from chronos.metrics.tune_observer import MetricsObserver
 from chronos.optimizer.policy import TunePolicy
 from chronos.optimizer.recovery_config import FlinkSettings
 from chronos.optimizer.recovery_proposal import JOB_LEVEL_CHANGES, RecoveryProposal
@@ -87,7 +88,8 @@ def tuning_session(request: TuneRequest) -> Iterator[tuple[TuneLoop, TuneDisplay
         registry = CollectorRegistry()
         metrics = TuneMetrics(registry)
         heartbeat = Heartbeat(request.stall_after_s)
-        display = TuneDisplay(metrics, err if not request.as_json else out, request.as_json, heartbeat)
+        display = TuneDisplay(err if not request.as_json else out, request.as_json)
+        observers = TuneObservers(display, MetricsObserver(metrics, heartbeat))
         client = resources.enter_context(wiring.flink_client(request.stack_dir, request.rest_url, patient=True))
         retuner: Realizer
         if request.flink_deployment:
@@ -107,7 +109,7 @@ def tuning_session(request: TuneRequest) -> Iterator[tuple[TuneLoop, TuneDisplay
         tuned = TunedJob(record.job_id, record.spec, record.settings)
         trigger = RestCheckpointTrigger(client)
         choice = choose_realizer(request.realize, lambda: trigger.offers_checkpoint_trigger(record.job_id))
-        pacer = Pacer(trigger, journal, display, record.spec.name)  # not pacing, it measures the checkpoints' interval
+        pacer = Pacer(trigger, journal, observers, record.spec.name)  # not pacing, it measures the checkpoints' interval
         stop_pacing = threading.Event()
         thread = threading.Thread(target=pacer.run, args=(stop_pacing,), name="chronos-pacer", daemon=True)
         thread.start()
@@ -117,7 +119,7 @@ def tuning_session(request: TuneRequest) -> Iterator[tuple[TuneLoop, TuneDisplay
         probe = wiring.recovery_probe(request.stack_dir) if request.allow_fault else None
         proposed = _recovery_proposal(request, client) if request.pause_watch_s > 0 else None
         job_settings = _job_settings(request, proposed) if proposed is not None else ()
-        loop = TuneLoop(tuned, policy, collector, retuner, journal, book, display, request.loop, pacing=pacer,
+        loop = TuneLoop(tuned, policy, collector, retuner, journal, book, observers, request.loop, pacing=pacer,
                         paces=choice.paced, probe=probe, job_settings=job_settings,
                         recovery_settings=wiring.recovery_settings_in_force(client, request.stack_dir,
                                                                             request.rest_url))
@@ -133,14 +135,14 @@ def tuning_session(request: TuneRequest) -> Iterator[tuple[TuneLoop, TuneDisplay
         display.message(f"tuning {record.spec.name} ({record.job_id}) at {record.settings.interval_ms / 1000:g} s: "
                         f"p99 <= {policy.latency_p99_ms:g} ms, recovery <= {policy.recovery_s:g} s, "
                         f"strategy {policy.strategy}{', dry run' if request.loop.dry_run else ''}")
-        display.watching(tuned)
+        observers.watching(tuned)
         restart_path = "patching the FlinkDeployment" if request.flink_deployment else "stop-with-savepoint and resubmit"
-        display.realizing(tuned, "paced" if choice.paced else "kubernetes" if request.flink_deployment else "restart",
+        observers.realizing(tuned, "paced" if choice.paced else "kubernetes" if request.flink_deployment else "restart",
                           f"{choice.why}; {'the fallback changes' if choice.paced else 'a change is made'} by "
                           f"{restart_path}")
-        display.describe_models(book.models)
+        observers.describe_models(book.models)
         if book.last_fit_error is not None:
-            display.fit_failed(tuned, book.last_fit_error)
+            observers.fit_failed(tuned, book.last_fit_error)
         if isinstance(proposed, str):
             display.message(proposed)
         elif proposed is not None:
@@ -148,7 +150,7 @@ def tuning_session(request: TuneRequest) -> Iterator[tuple[TuneLoop, TuneDisplay
                      f"{redact(request.rest_url or '')}" if request.flink_deployment else "")  # a line to copy: no password
             with_retune = ("" if not job_settings else " (its job-level lines go with this job's next restart retune"
                            + ("; paced, it restarts only for a fallback change)" if choice.paced else ")"))
-            display.recovery_proposal(tuned, proposed[0], proposed[1].lines(),
+            observers.recovery_proposal(tuned, proposed[0], proposed[1].lines(),
                                       f"chronos recommend --apply{where}{with_retune}", job_settings)
         yield loop, display
 

@@ -86,15 +86,16 @@ def test_the_tuner_shows_the_proposal_and_its_predicted_effect_as_an_event_and_a
     from prometheus_client import CollectorRegistry
     from rich.console import Console
 
-    from chronos.cli.tune_view import TuneDisplay
+    from chronos.cli.tune_view import TuneDisplay, TuneObservers
     from chronos.metrics.exporter import TuneMetrics
+    from chronos.metrics.tune_observer import MetricsObserver
     from chronos.model import CheckpointSettings, JobSpec
     from chronos.optimizer.phase_model import RecoveryConditions
     from chronos.optimizer.recovery_proposal import propose_recovery
     from chronos.tune.retune import TunedJob
 
     registry = CollectorRegistry()
-    display = TuneDisplay(TuneMetrics(registry), Console(), as_json=True)
+    display = TuneObservers(TuneDisplay(Console(), as_json=True), MetricsObserver(TuneMetrics(registry)))
     job = TunedJob("j1", JobSpec("fleet"), CheckpointSettings(10_000))
     proposal = propose_recovery(RecoverySettings(restart_delay_s=2.0), PauseEvidence(0.2, 0.5),
                                 RecoveryConditions("kill", 0, 1, 0, 0), spare_allowed=True, taskmanager_memory="1g")

@@ -146,3 +146,38 @@ def test_what_the_last_decision_was_made_from_is_exported_as_its_mode() -> None:
                     predicted_recovery_s=30, mode="models")
     assert value("chronos_decision_mode_info", {"job_name": "fleet", "mode": "cold-start"}) == 0
     assert value("chronos_decision_mode_info", {"job_name": "fleet", "mode": "models"}) == 1
+
+
+def test_the_metrics_are_an_observer_of_their_own_so_no_screen_stands_between_the_loop_and_them() -> None:
+    """The loop's and the pacer's events reach the exporter through MetricsObserver alone (the terminal view is
+    another observer beside it, chronos.cli.tune_view.TuneObservers)."""
+    from chronos.metrics.tune_observer import MetricsObserver
+    from chronos.model import CheckpointSettings, JobSpec
+    from chronos.optimizer.evaluate import JobModels
+    from chronos.tune.failures import ObservedFailure
+    from chronos.tune.journal import Cadence
+    from chronos.tune.outages import OutageEvent
+    from chronos.tune.retune import TunedJob
+
+    registry = CollectorRegistry()
+    heartbeat = Heartbeat(stall_after_s=60, clock=lambda: 1_796_000_000.0)
+    observer = MetricsObserver(TuneMetrics(registry), heartbeat)
+    job = TunedJob("j1", JobSpec("fleet"), CheckpointSettings(30_000), paced_ms=5_000)
+    observer.watching(job)
+    observer.realizing(job, "paced", "Flink offers the trigger")
+    observer.cadence("fleet", Cadence(1, "fleet", "j1", None, 5_000, 30_000, 1_000, 2_000, "the load rose"))
+    observer.completed("fleet", 5.1, 0.1)
+    observer.triggered("fleet", "completed")
+    observer.failure(job, ObservedFailure(1_000, 5_000, 2_000.0, 31.0, 32_000), JobModels(None, None))
+    observer.outage(job, OutageEvent("kafka", "began", "broker gone"))
+    observer.stepped(1_796_000_000_000)
+    value = registry.get_sample_value
+    assert value("chronos_realizer_info", {"job_name": "fleet", "realizer": "paced"}) == 1
+    assert value("chronos_paced_interval_seconds", {"job_name": "fleet"}) == 5
+    assert value("chronos_effective_checkpoint_interval_seconds", {"job_name": "fleet"}) == 5.1
+    assert value("chronos_checkpoint_triggers_total", {"job_name": "fleet", "outcome": "completed"}) == 1
+    assert value("chronos_failures_total", {"job_name": "fleet"}) == 1
+    assert value("chronos_recovery_seconds", {"job_name": "fleet"}) == 31
+    assert value("chronos_source_up", {"source": "kafka"}) == 0
+    assert value("chronos_loop_heartbeat_timestamp_seconds") == 1_796_000_000
+    assert heartbeat.healthy()
