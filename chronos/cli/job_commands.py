@@ -209,7 +209,6 @@ def job_retune(
     A job stopped with a savepoint (`chronos job stop`) is restarted from it.
     """
     from chronos.cli import wiring
-    from chronos.tune.journal import TuneJournal
     from chronos.tune.retune import TunedJob
 
     sd = _stack_dir(stack_dir)
@@ -221,7 +220,7 @@ def job_retune(
     if record.replaced_by:
         raise InvalidInput(f"job {job_id} was already replaced by {record.replaced_by}; retune that one")
     job = TunedJob(job_id, record.spec, record.settings)
-    journal = TuneJournal((db or sd / "profiles.db").expanduser())
+    journal = wiring.journal((db or sd / "profiles.db").expanduser())
     try:
         with wiring.flink_client(sd, rest_url, patient=True) as client:
             pending = journal.unfinished(record.spec.name)

@@ -129,13 +129,13 @@ def _from_prometheus(url: str, job: str | None, start: float, end: float, step: 
 
 
 def _from_store(db: Path, job: str | None, start: float, end: float) -> tuple[Boards, str]:
+    from chronos.cli import wiring
     from chronos.metrics.views import DASHBOARDS
     from chronos.report.from_store import StoreViews
-    from chronos.tune.journal import TuneJournal
 
     if not db.exists():
         raise InvalidInput(f"no tuner database at {db}; give --db or --prometheus")
-    journal = TuneJournal(db)
+    journal = wiring.journal(db)
     try:
         if job is None:
             names = journal.job_names()

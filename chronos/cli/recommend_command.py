@@ -123,9 +123,8 @@ def _say_json(proposal: RecoveryProposal, lines: list[str], samples: int) -> Non
 
 def _apply(sd: Path, target: ClusterShape, as_json: bool) -> None:
     from chronos.cli import wiring
-    from chronos.tune.journal import TuneJournal
 
-    journal = TuneJournal(sd / "profiles.db")
+    journal = wiring.journal(sd / "profiles.db")
     start = time.monotonic()
     try:
         with wiring.flink_client(sd, None, patient=True) as client:

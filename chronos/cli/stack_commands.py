@@ -113,11 +113,10 @@ def stack_reconfigure(
     from chronos.cli import wiring
     from chronos.errors import InvalidInput
     from chronos.model import ClusterShape
-    from chronos.tune.journal import TuneJournal
 
     sd = _stack_dir(stack_dir)
     target = ClusterShape(_checked_settings(settings or []), _spare(spare_taskmanagers))
-    journal = TuneJournal((db or sd / "profiles.db").expanduser())
+    journal = wiring.journal((db or sd / "profiles.db").expanduser())
     start = time.monotonic()
     try:
         with wiring.flink_client(sd, None, patient=True) as client:

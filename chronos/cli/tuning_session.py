@@ -18,14 +18,12 @@ from chronos.cli import wiring
 from chronos.cli.common import err, out
 from chronos.cli.tune_view import TuneDisplay, TuneObservers
 from chronos.errors import ChronosError, InvalidInput, redact
-from chronos.flink.job_control import RestCheckpointTrigger
 from chronos.flink.rest import FlinkRestClient
 from chronos.metrics.exporter import Heartbeat, TuneMetrics, serve
 from chronos.metrics.tune_observer import MetricsObserver
 from chronos.optimizer.policy import TunePolicy
 from chronos.optimizer.recovery_config import FlinkSettings
 from chronos.optimizer.recovery_proposal import JOB_LEVEL_CHANGES, RecoveryProposal
-from chronos.tune.journal import TuneJournal
 from chronos.tune.loop import LoopSettings, TuneLoop
 from chronos.tune.pacer import Pacer
 from chronos.tune.realizer_choice import Requested, choose_realizer
@@ -83,7 +81,7 @@ class TuneSummary:
 def tuning_session(request: TuneRequest) -> Iterator[tuple[TuneLoop, TuneDisplay]]:
     """The loop and its display, with every adapter behind them built and, on exit, closed."""
     with ExitStack() as resources:
-        journal = TuneJournal(request.db)
+        journal = wiring.journal(request.db)
         resources.callback(journal.close)
         registry = CollectorRegistry()
         metrics = TuneMetrics(registry)
@@ -107,7 +105,7 @@ def tuning_session(request: TuneRequest) -> Iterator[tuple[TuneLoop, TuneDisplay
                                           request.reporter_urls)
         resources.callback(collector.close)
         tuned = TunedJob(record.job_id, record.spec, record.settings)
-        trigger = RestCheckpointTrigger(client)
+        trigger = wiring.checkpoint_trigger(client)
         choice = choose_realizer(request.realize, lambda: trigger.offers_checkpoint_trigger(record.job_id))
         pacer = Pacer(trigger, journal, observers, record.spec.name)  # not pacing, it measures the checkpoints' interval
         stop_pacing = threading.Event()

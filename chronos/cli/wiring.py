@@ -16,7 +16,7 @@ from chronos.chaos.experiment import Action, Load
 from chronos.chaos.faults import FaultInjector
 from chronos.errors import ChronosError, InvalidInput, StackError
 from chronos.flink.distribution import find_distribution
-from chronos.flink.job_control import RestJobControl
+from chronos.flink.job_control import RestCheckpointTrigger, RestJobControl
 from chronos.flink.rest import FlinkRestClient
 from chronos.flink.submit import CliSubmitter, JobSubmitter, RestSubmitter
 from chronos.jobs.bounded_input import ExperimentInput
@@ -443,6 +443,16 @@ def record_replacement(stack_dir: Path, io: JobIO | None) -> Callable[[TunedJob,
             records.save(replace(previous, stopped_with_savepoint=savepoint, replaced_by=new.job_id))
 
     return replaced
+
+
+def journal(path: Path) -> TuneJournal:
+    """The tuner's write-ahead journal (retunes, cadences, decisions, live recoveries) in this SQLite file."""
+    return TuneJournal(path)
+
+
+def checkpoint_trigger(client: FlinkRestClient) -> RestCheckpointTrigger:
+    """Pacing over Flink's REST checkpoint trigger, and the probe of whether this cluster offers it."""
+    return RestCheckpointTrigger(client)
 
 
 def retuner(client: FlinkRestClient, stack_dir: Path, journal: TuneJournal, io: JobIO | None,
