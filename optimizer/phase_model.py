@@ -85,6 +85,11 @@ class Phases:
     def total_s(self) -> float:
         return self.detect_s + self.reschedule_s + self.restore_s + self.catchup_s
 
+    @property
+    def until_running_s(self) -> float:
+        """The outage: from the fault until the job runs again (what recovery settings change; catch-up follows)."""
+        return self.detect_s + self.reschedule_s + self.restore_s
+
 
 @dataclass(frozen=True)
 class PhaseObservation:

@@ -17,7 +17,6 @@ from rich.table import Table
 from chronos.metrics.tune_observer import MetricsObserver
 from chronos.optimizer.decide import Decision
 from chronos.optimizer.evaluate import Evaluation, JobModels
-from chronos.optimizer.phase_model import Phases
 from chronos.optimizer.policy import TunePolicy
 from chronos.optimizer.recovery_proposal import RecoveryProposal
 from chronos.tune.failures import ObservedFailure
@@ -107,21 +106,17 @@ class TuneDisplay:
         """The cluster-level recovery settings chronos proposes (detection, restart delay, spare capacity) with
         their predicted effect: said once, at the start; put in force by `apply` (a cluster restart), never by
         the tuner itself."""
-        def outage(p: Phases) -> float:
-            return p.detect_s + p.reschedule_s + p.restore_s
-
         kill = next(f for f in proposal.forecasts if f.fault == "kill")
+        now, proposed = kill.now.until_running_s, kill.proposed.until_running_s
         if proposal.changes:
             changes = "; ".join(f"{c.what}: {c.now} -> {c.proposed}" for c in proposal.changes)
-            text = (f"recovery settings: a TaskManager kill predicted back to RUNNING in {outage(kill.now):.0f} s now, "
-                    f"{outage(kill.proposed):.0f} s at the proposal ({changes}; {proposal.model} phase model); "
-                    f"apply: {apply}")
-            self._screen.recovery = (f"kill -> RUNNING {outage(kill.now):.0f} s now, {outage(kill.proposed):.0f} s "
-                                     f"proposed: {apply}")
+            text = (f"recovery settings: a TaskManager kill predicted back to RUNNING in {now:.0f} s now, "
+                    f"{proposed:.0f} s at the proposal ({changes}; {proposal.model} phase model); apply: {apply}")
+            self._screen.recovery = f"kill -> RUNNING {now:.0f} s now, {proposed:.0f} s proposed: {apply}"
         else:
             text = (f"recovery settings: as chronos would set them (a TaskManager kill predicted back to RUNNING in "
-                    f"{outage(kill.now):.0f} s)")
-            self._screen.recovery = f"as proposed (kill -> RUNNING {outage(kill.now):.0f} s)"
+                    f"{now:.0f} s)")
+            self._screen.recovery = f"as proposed (kill -> RUNNING {now:.0f} s)"
         self._event("recovery_proposal", text, job_id=job.job_id, model=proposal.model,
                     current=asdict(proposal.current), proposed=asdict(proposal.proposed),
                     spare_taskmanagers=proposal.spare_taskmanagers, changes=[asdict(c) for c in proposal.changes],

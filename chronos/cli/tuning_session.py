@@ -136,8 +136,8 @@ def tuning_session(request: TuneRequest) -> Iterator[tuple[TuneLoop, TuneDisplay
         observers.watching(tuned)
         restart_path = "patching the FlinkDeployment" if request.flink_deployment else "stop-with-savepoint and resubmit"
         observers.realizing(tuned, "paced" if choice.paced else "kubernetes" if request.flink_deployment else "restart",
-                          f"{choice.why}; {'the fallback changes' if choice.paced else 'a change is made'} by "
-                          f"{restart_path}")
+                            f"{choice.why}; {'the fallback changes' if choice.paced else 'a change is made'} by "
+                            f"{restart_path}")
         observers.describe_models(book.models)
         if book.last_fit_error is not None:
             observers.fit_failed(tuned, book.last_fit_error)
@@ -149,7 +149,7 @@ def tuning_session(request: TuneRequest) -> Iterator[tuple[TuneLoop, TuneDisplay
             with_retune = ("" if not job_settings else " (its job-level lines go with this job's next restart retune"
                            + ("; paced, it restarts only for a fallback change)" if choice.paced else ")"))
             observers.recovery_proposal(tuned, proposed[0], proposed[1].lines(),
-                                      f"chronos recommend --apply{where}{with_retune}", job_settings)
+                                        f"chronos recommend --apply{where}{with_retune}", job_settings)
         yield loop, display
 
 

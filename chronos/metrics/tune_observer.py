@@ -42,8 +42,7 @@ class MetricsObserver:
                           job_settings: tuple[tuple[str, str], ...] = ()) -> None:
         for forecast in proposal.forecasts:
             for settings, phases in (("now", forecast.now), ("proposed", forecast.proposed)):
-                self._metrics.set_recovery_forecast(job.spec.name, settings, forecast.fault,
-                                                    phases.detect_s + phases.reschedule_s + phases.restore_s)
+                self._metrics.set_recovery_forecast(job.spec.name, settings, forecast.fault, phases.until_running_s)
 
     # -- TuneObserver --------------------------------------------------------------------------------
     def reading(self, job: TunedJob, reading: LiveReading, policy: TunePolicy, latency_violation_s: float,
