@@ -16,9 +16,10 @@ from rich.table import Table
 
 from chronos.metrics.tune_observer import MetricsObserver
 from chronos.optimizer.decide import Decision
-from chronos.optimizer.evaluate import Evaluation, JobModels
+from chronos.optimizer.evaluate import JobModels
 from chronos.optimizer.policy import TunePolicy
 from chronos.optimizer.recovery_proposal import RecoveryProposal
+from chronos.tune.decided import Decided
 from chronos.tune.failures import ObservedFailure
 from chronos.tune.journal import Cadence
 from chronos.tune.outages import OutageEvent
@@ -134,16 +135,17 @@ class TuneDisplay:
             self._reading_line(job, reading, latency_violation_s, recovery_violation_s)
         self._refresh()
 
-    def decision(self, job: TunedJob, decision: Decision, evaluation: Evaluation) -> None:
+    def decision(self, job: TunedJob, decided: Decided) -> None:
         self.decisions += 1
+        decision, record = decided.decision, decided.record
         self._screen.decision = decision
         self._screen.mode = MODE_SAID[decision.mode]
-        self._event("decision", decision.explain(), mode=decision.mode, action=decision.action, interval_s=decision.interval_s,
-                    wanted_s=decision.wanted_s, reason=decision.reason, binding=decision.binding,
-                    feasible=decision.feasible, forecast_rate=round(decision.forecast_rate, 1),
-                    forecast_method=decision.forecast_method,
-                    observed_rate=round(evaluation.observed_rate, 1), observed_p99_ms=evaluation.observed_p99_ms,
-                    latency_calibration=round(evaluation.latency_calibration, 3))
+        self._event("decision", record.explanation, mode=decision.mode, action=record.action,
+                    interval_s=record.interval_s, wanted_s=record.wanted_s, reason=record.reason,
+                    binding=record.binding, feasible=record.feasible, forecast_rate=round(record.forecast_rate or 0, 1),
+                    forecast_method=decision.forecast_method, observed_rate=round(record.input_rate or 0, 1),
+                    observed_p99_ms=decided.evaluation.observed_p99_ms,
+                    latency_calibration=round(decided.evaluation.latency_calibration, 3))
 
     def retune(self, job: TunedJob, outcome: RetuneOutcome) -> None:
         self.retunes += outcome.outcome != "abandoned"
@@ -286,9 +288,9 @@ class TuneObservers:
         self._metrics.reading(job, reading, policy, latency_violation_s, recovery_violation_s)
         self.display.reading(job, reading, policy, latency_violation_s, recovery_violation_s)
 
-    def decision(self, job: TunedJob, decision: Decision, evaluation: Evaluation) -> None:
-        self._metrics.decision(job, decision, evaluation)
-        self.display.decision(job, decision, evaluation)
+    def decision(self, job: TunedJob, decided: Decided) -> None:
+        self._metrics.decision(job, decided)
+        self.display.decision(job, decided)
 
     def retune(self, job: TunedJob, outcome: RetuneOutcome) -> None:
         self._metrics.retune(job, outcome)

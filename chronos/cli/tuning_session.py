@@ -26,6 +26,7 @@ from chronos.optimizer.recovery_config import FlinkSettings
 from chronos.optimizer.recovery_proposal import JOB_LEVEL_CHANGES, RecoveryProposal
 from chronos.tune.loop import LoopSettings, TuneLoop
 from chronos.tune.pacer import Pacer
+from chronos.tune.realization import JobRealization, Paced, Restarting
 from chronos.tune.realizer_choice import Requested, choose_realizer
 from chronos.tune.retune import Realizer, TunedJob
 
@@ -117,8 +118,9 @@ def tuning_session(request: TuneRequest) -> Iterator[tuple[TuneLoop, TuneDisplay
         probe = wiring.recovery_probe(request.stack_dir) if request.allow_fault else None
         proposed = _recovery_proposal(request, client) if request.pause_watch_s > 0 else None
         job_settings = _job_settings(request, proposed) if proposed is not None else ()
-        loop = TuneLoop(tuned, policy, collector, retuner, journal, book, observers, request.loop, pacing=pacer,
-                        paces=choice.paced, probe=probe, job_settings=job_settings,
+        restarting = Restarting(retuner, job_settings, follow=pacer.follow)
+        realization: JobRealization = Paced(pacer, restarting) if choice.paced else restarting
+        loop = TuneLoop(tuned, policy, collector, realization, journal, book, observers, request.loop, probe=probe,
                         recovery_settings=wiring.recovery_settings_in_force(client, request.stack_dir,
                                                                             request.rest_url))
         metrics.set_targets(record.spec.name, policy.latency_p99_ms / 1000, policy.recovery_s)

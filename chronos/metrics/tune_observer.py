@@ -4,10 +4,10 @@ numbers go to the exporter here, whatever the screen (a live panel, JSON lines, 
 from __future__ import annotations
 
 from chronos.metrics.exporter import Heartbeat, TuneMetrics
-from chronos.optimizer.decide import Decision
-from chronos.optimizer.evaluate import Evaluation, JobModels
+from chronos.optimizer.evaluate import JobModels
 from chronos.optimizer.policy import TunePolicy
 from chronos.optimizer.recovery_proposal import RecoveryProposal
+from chronos.tune.decided import Decided
 from chronos.tune.failures import ObservedFailure
 from chronos.tune.journal import Cadence
 from chronos.tune.outages import OutageEvent
@@ -53,13 +53,12 @@ class MetricsObserver:
                               input_rate=reading.input_rate, latency_violation_s=latency_violation_s,
                               recovery_violation_s=recovery_violation_s)
 
-    def decision(self, job: TunedJob, decision: Decision, evaluation: Evaluation) -> None:
-        current = decision.current
+    def decision(self, job: TunedJob, decided: Decided) -> None:
+        record = decided.record
         self._metrics.decided(
-            job.spec.name, decision.action, wanted_s=decision.wanted_s, feasible=decision.feasible,
-            forecast_rate=decision.forecast_rate,
-            predicted_latency_s=None if current.latency is None else current.latency.median / 1000,
-            predicted_recovery_s=None if current.recovery is None else current.recovery.median, mode=decision.mode)
+            job.spec.name, record.action, wanted_s=record.wanted_s, feasible=record.feasible,
+            forecast_rate=record.forecast_rate or 0.0, predicted_latency_s=record.predicted_latency_s,
+            predicted_recovery_s=record.predicted_recovery_s, mode=decided.decision.mode)
 
     def retune(self, job: TunedJob, outcome: RetuneOutcome) -> None:
         self._metrics.retuned(job.spec.name, outcome.outcome, outcome.downtime_s)

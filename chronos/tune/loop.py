@@ -1,11 +1,11 @@
 """collect -> evaluate -> decide -> realize -> verify, for one live job.
 
 Collection runs every few seconds (QoS accounting and failure watching need that resolution); a
-decision is taken every `decide_every_s`. Each decision is journaled whether it acts or not; a retune
-goes through the Realizer (journaled step by step); a paced job's cadence change goes to its
-Pacing (journaled, no restart), and a restart of a paced job (a new fallback) hands the new job
-to the pacing. Everything the loop knows is handed to an observer
-(the Prometheus exporter, the terminal view) as values; the loop itself never formats or serves.
+decision is taken every `decide_every_s`. Each decision is journaled whether it acts or not, as one record that the
+journal and the observers (the Prometheus exporter, the terminal view) all get; what acts goes to the job's one
+realization port (`chronos.tune.realization`: restart, paced or Kubernetes, chosen at wiring; the loop does not
+know which). Everything the loop knows is handed to the observers as values; the loop itself never formats or
+serves.
 
 It is meant to run for weeks beside a job, so nothing outside it ends it: a source that fails is a
 missing reading (each outage said when it begins and when it ends; decisions held while a source they
@@ -32,27 +32,21 @@ from chronos.optimizer.decide import Decision, decide
 from chronos.optimizer.evaluate import Evaluation, JobModels, TuneHistory, evaluate
 from chronos.optimizer.model_values import Observation
 from chronos.optimizer.policy import TunePolicy
+from chronos.tune.decided import Decided
 from chronos.tune.failures import FailureWatch, ObservedFailure
 from chronos.tune.fitting import ModelBook
-from chronos.tune.journal import DECISION_RETENTION_MS, Cadence, DecisionRecord, Journal, LiveLatency, LiveRecovery
+from chronos.tune.journal import DECISION_RETENTION_MS, DecisionRecord, Journal, LiveLatency, LiveRecovery
 from chronos.tune.live_latency import LiveLatencyWindows
 from chronos.tune.outages import OutageEvent, Outages
 from chronos.tune.qos_account import QosAccount
 from chronos.tune.readings import NEEDED_FOR_DECISIONS, NEEDED_FOR_FAILURES, LiveReading
-from chronos.tune.retune import Realizer, RetuneOutcome, TunedJob
+from chronos.tune.realization import JobRealization, Realized
+from chronos.tune.retune import RetuneOutcome, TunedJob
 from chronos.tune.sustained_load import sustained_rate
 
 RETUNE_RETRY = Backoff(first_s=30.0, factor=2.0, max_s=600.0)  # a failed retune, finished from the journal
 MAX_EVENTS = 1000  # retune and failure times kept (the hourly cap needs an hour, the MTBF a few hundred)
 PRUNE_EVERY_S = 3600.0
-
-
-class Pacing(Protocol):
-    """Holds a paced job's cadence (`chronos.tune.pacer.Pacer`)."""
-
-    def pace(self, job_id: str, cadence_ms: int, fallback_ms: int, explanation: str) -> Cadence: ...
-    def take_over(self, job_id: str) -> Cadence | None: ...
-    def follow(self, job_id: str) -> None: ...
 
 
 class Collector(Protocol):
@@ -62,7 +56,7 @@ class Collector(Protocol):
 class TuneObserver(Protocol):
     def reading(self, job: TunedJob, reading: LiveReading, policy: TunePolicy,
                 latency_violation_s: float, recovery_violation_s: float) -> None: ...
-    def decision(self, job: TunedJob, decision: Decision, evaluation: Evaluation) -> None: ...
+    def decision(self, job: TunedJob, decided: Decided) -> None: ...
     def retune(self, job: TunedJob, outcome: RetuneOutcome) -> None: ...
     def failure(self, job: TunedJob, failure: ObservedFailure, models: JobModels) -> None: ...
     def message(self, text: str) -> None: ...
@@ -108,35 +102,28 @@ class TuneLoop:
         job: TunedJob,
         policy: TunePolicy,
         collector: Collector,
-        retuner: Realizer,
+        realization: JobRealization,
         journal: Journal,
         models: ModelBook,
         observer: TuneObserver,
         settings: LoopSettings = LoopSettings(),
         clock: Callable[[], float] = time.monotonic,
         wall_ms: Callable[[], int] = wall_ms,
-        pacing: Pacing | None = None,
-        paces: bool = False,
         probe: Callable[[], str] | None = None,
         recovery_settings: tuple[tuple[str, str], ...] = (),
-        job_settings: tuple[tuple[str, str], ...] = (),
     ) -> None:
         """`probe` (`chronos tune --allow-fault`): injects one fault into the live job (returns what it did), used
         once, while there are no models, after the startup grace and once a checkpoint has been measured: the
         failure it causes is watched and measured like any live failure, and gives the cold start its first
         measured recovery instead of a default. `recovery_settings`: the cluster's in force (heartbeats, restart
         strategy, spare TaskManagers), stored with every live recovery so the phase model knows what it was
-        measured at. `job_settings`: job-level recovery settings proposed (restart delay, task-local recovery): they
-        go with the next restart retune, in the resubmitted job's configuration; never a restart of their own."""
+        measured at."""
         self._probe = probe
         self._recovery_settings = recovery_settings
-        self._job_settings = job_settings
-        self._pacing = pacing  # watches the job's checkpoints; with `paces`, holds their cadence too
-        self._paces = paces and pacing is not None
+        self._realization = realization
         self._policy = policy
         self._wall_ms = wall_ms
         self._collector = collector
-        self._retuner = retuner
         self._journal = journal
         self._models = models
         self._observer = observer
@@ -163,9 +150,9 @@ class TuneLoop:
             return None
         self._observer.message(f"finishing retune {pending.retune_id} left at step {pending.step!r} "
                                f"(savepoint {pending.savepoint or 'not yet journaled'})")
-        outcome = self._retuner.resume(pending, self.state.job)
-        self._after_retune(outcome)
-        return outcome
+        realized = self._realization.resume(pending, self.state.job)
+        self._after_retune(realized)
+        return realized.retune
 
     def start(self) -> None:
         """Before watching: finish what a previous tuner left; if that fails now, it is retried like any
@@ -175,13 +162,10 @@ class TuneLoop:
             self.finish_pending()
         except Exception as exc:  # noqa: BLE001 - retried with backoff from the loop
             self._schedule_retry(self._clock(), 1, describe(exc))
-        if self._pacing is not None:
-            self._pacing.follow(self.state.job.job_id)
-        if self._pacing is not None and self._paces and not self._settings.dry_run:
-            held = self._pacing.take_over(self.state.job.job_id)
-            if held is not None:
-                self.state.job = replace(self.state.job, paced_ms=held.to_ms)
-                self._observer.message(f"pacing {self.state.job.job_id} at {held.to_ms / 1000:g} s, the journaled "
+        adopted = self._realization.adopt(self.state.job, take_over=not self._settings.dry_run)
+        self.state.job = adopted.job
+        if (held := adopted.cadence) is not None:
+            self._observer.message(f"pacing {self.state.job.job_id} at {held.to_ms / 1000:g} s, the journaled "
                                        f"cadence {held.cadence_id} (its own interval "
                                        f"{self.state.job.settings.interval_ms / 1000:g} s is the fallback)")
 
@@ -291,7 +275,7 @@ class TuneLoop:
         job = self.state.job
         return TuneHistory(
             interval_s=job.effective_ms / 1000,
-            paced=self._paces,
+            paced=self._realization.paces,
             configured_s=job.settings.interval_ms / 1000,
             wanted_recent=tuple(self.state.wanted),
             rates=rates,
@@ -319,40 +303,20 @@ class TuneLoop:
         if decision.action != "keep" and self._settings.dry_run:
             decision = _advised(decision)
         self.state.last_decision, self.state.last_evaluation = decision, evaluation
-        self._journal.record_decision(self._record(decision, evaluation))
-        self._observer.decision(self.state.job, decision, evaluation)
-        target_ms = max(1, round(decision.interval_s * 1000))
-        if decision.action == "pace":
-            self._pace(target_ms, decision.explain())
-        elif decision.action == "retune":
-            restart_ms = target_ms if decision.fallback_s is None else max(1, round(decision.fallback_s * 1000))
-            job, with_settings = self._with_job_settings(self.state.job)
-            try:
-                outcome = self._retuner.retune(job, restart_ms, decision.explain() + with_settings)
-            except Exception as exc:  # noqa: BLE001 - journaled step by step: finished from the journal later
-                self._schedule_retry(now, 1, describe(exc))
-                return decision
-            self._after_retune(outcome)
-            if decision.fallback_s is not None and outcome.outcome != "abandoned":
-                self._pace(target_ms, decision.explain())
+        decided = Decided(self._record(decision, evaluation), decision, evaluation)
+        self._journal.record_decision(decided.record)
+        self._observer.decision(self.state.job, decided)
+        if decision.action == "keep":
+            return decision
+        try:
+            realized = self._realization.realize(self.state.job, decision)
+        except Exception as exc:  # noqa: BLE001 - journaled step by step: finished from the journal later
+            self._schedule_retry(now, 1, describe(exc))
+            return decision
+        if realized.retune is not None:
+            self._after_retune(realized)
+        self.state.job = realized.job
         return decision
-
-    def _with_job_settings(self, job: TunedJob) -> tuple[TunedJob, str]:
-        """The job as it is to be resubmitted: its spec's configuration with the proposed job-level settings over
-        it, and what that adds to the retune's explanation (nothing when they are in it already)."""
-        current = dict(job.spec.extra_config)
-        wanted = {**current, **dict(self._job_settings)}
-        if wanted == current:
-            return job, ""
-        added = ", ".join(f"{k}={v}" for k, v in self._job_settings if current.get(k) != v)
-        spec = replace(job.spec, extra_config=tuple(sorted(wanted.items())))
-        return replace(job, spec=spec), f"; with the proposed recovery settings {added}"
-
-    def _pace(self, cadence_ms: int, explanation: str) -> None:
-        assert self._pacing is not None and self._paces, "decide paces only a paced job"
-        job = self.state.job
-        self._pacing.pace(job.job_id, cadence_ms, job.settings.interval_ms, explanation)
-        self.state.job = replace(job, paced_ms=cadence_ms)
 
     def _schedule_retry(self, now: float, attempt: int, error: str) -> None:
         delay = RETUNE_RETRY.delay(attempt, self._rng)
@@ -384,17 +348,17 @@ class TuneLoop:
             target_latency_s=self._policy.latency_p99_ms / 1000, target_recovery_s=self._policy.recovery_s,
             latency_violation_s=self.qos.latency_s, recovery_violation_s=self.qos.recovery_s)
 
-    def _after_retune(self, outcome: RetuneOutcome) -> None:
+    def _after_retune(self, realized: Realized) -> None:
+        outcome = realized.retune
+        assert outcome is not None
         if outcome.outcome != "abandoned":
             now = self._clock()
             _keep_last(self.state.retunes_at_s, now)
             self.state.started_at_s = now
             self._watch.reset()
             self.qos.last_at_ms = None
-        self.state.job = replace(outcome.job, paced_ms=self.state.job.paced_ms)
+        self.state.job = realized.job
         self._latency_windows.reset()
-        if self._pacing is not None:
-            self._pacing.follow(outcome.job.job_id)  # the replaced job is paced at the same cadence
         self._observer.retune(self.state.job, outcome)
 
     # -- running ----------------------------------------------------------------------------------

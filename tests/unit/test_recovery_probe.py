@@ -11,6 +11,7 @@ from chronos.optimizer.model_values import ProfileObservations
 from chronos.tune.fitting import ModelBook
 from chronos.tune.journal import TuneJournal
 from chronos.tune.loop import LoopSettings, TuneLoop
+from chronos.tune.realization import Restarting
 from chronos.tune.retune import Retuner, TunedJob
 from tests.support.clocks import Clock
 from tests.support.fake_cluster import FakeCluster
@@ -30,7 +31,7 @@ def probed_loop(tmp_path: Path, book: ModelBook) -> tuple[TuneLoop, Clock, Recor
         return "killed pid 42"
 
     retuner = Retuner(cluster, journal, wall_ms=cluster.tick, clock=clock, sleep=lambda s: None, settle_timeout_s=0)
-    loop = TuneLoop(job, POLICY, scripted, retuner, journal, book, recorder,
+    loop = TuneLoop(job, POLICY, scripted, Restarting(retuner), journal, book, recorder,
                     LoopSettings(collect_every_s=5, decide_every_s=30, dry_run=True), clock=clock, probe=probe)
     return loop, clock, recorder, probes
 

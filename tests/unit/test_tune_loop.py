@@ -12,16 +12,18 @@ import pytest
 
 from chronos.model import CheckpointSettings, JobSpec, SourceFailure
 from chronos.optimizer.decide import Decision
-from chronos.optimizer.evaluate import Evaluation, JobModels
+from chronos.optimizer.evaluate import JobModels
 from chronos.optimizer.model_values import Observation, ProfileObservations
 from chronos.optimizer.models import fit_best
 from chronos.optimizer.policy import TunePolicy
+from chronos.tune.decided import Decided
 from chronos.tune.failures import ObservedFailure
 from chronos.tune.fitting import ModelBook
 from chronos.tune.journal import TuneJournal
 from chronos.tune.loop import LoopSettings, TuneLoop
 from chronos.tune.outages import OutageEvent
 from chronos.tune.readings import LiveReading
+from chronos.tune.realization import Restarting
 from chronos.tune.retune import RetuneOutcome, Retuner, TunedJob
 from tests.support.clocks import Clock
 from tests.support.fake_cluster import FakeCluster
@@ -74,8 +76,8 @@ class Recorder:
     def reading(self, *args: object) -> None:
         return None
 
-    def decision(self, job: TunedJob, decision: Decision, evaluation: Evaluation) -> None:
-        self.decisions.append(decision)
+    def decision(self, job: TunedJob, decided: Decided) -> None:
+        self.decisions.append(decided.decision)
 
     def retune(self, job: TunedJob, outcome: RetuneOutcome) -> None:
         self.retunes.append(outcome)
@@ -118,9 +120,9 @@ def make_loop(tmp_path: Path, book: ModelBook, *, dry_run: bool = False, interva
     journal = TuneJournal(tmp_path / "chronos.db")
     scripted, recorder = ScriptedJob(cluster, clock), Recorder()
     retuner = Retuner(cluster, journal, wall_ms=cluster.tick, clock=clock, sleep=lambda s: None, settle_timeout_s=0)
-    loop = TuneLoop(job, POLICY, scripted, retuner, journal, book, recorder,
+    loop = TuneLoop(job, POLICY, scripted, Restarting(retuner, job_settings), journal, book, recorder,
                     LoopSettings(collect_every_s=5, decide_every_s=30, dry_run=dry_run), clock=clock,
-                    recovery_settings=recovery_settings, job_settings=job_settings)
+                    recovery_settings=recovery_settings)
     return loop, cluster, clock, scripted, recorder, journal
 
 

@@ -14,6 +14,7 @@ from chronos.optimizer.policy import TunePolicy
 from chronos.tune.fitting import ModelBook
 from chronos.tune.journal import Cadence, Journal, TuneJournal
 from chronos.tune.loop import LoopSettings, TuneLoop
+from chronos.tune.realization import Paced, Restarting
 from chronos.tune.retune import Retuner, TunedJob
 from tests.support.clocks import Clock
 from tests.support.fake_cluster import FakeCluster
@@ -53,9 +54,9 @@ def paced_loop(tmp_path: Path, book: ModelBook, *, interval_ms: int, dry_run: bo
     scripted, recorder = ScriptedJob(cluster, clock), Recorder()
     retuner = Retuner(cluster, journal, wall_ms=cluster.tick, clock=clock, sleep=lambda s: None, settle_timeout_s=0)
     pacing = FakePacing(journal, SPEC.name)
-    loop = TuneLoop(job, POLICY, scripted, retuner, journal, book, recorder,
-                    LoopSettings(collect_every_s=5, decide_every_s=30, dry_run=dry_run), clock=clock, pacing=pacing,
-                    paces=True)
+    realization = Paced(pacing, Restarting(retuner, follow=pacing.follow))
+    loop = TuneLoop(job, POLICY, scripted, realization, journal, book, recorder,
+                    LoopSettings(collect_every_s=5, decide_every_s=30, dry_run=dry_run), clock=clock)
     return loop, cluster, clock, scripted, recorder, pacing
 
 
