@@ -1,4 +1,7 @@
-"""decide(evaluation, policy, now) -> Decision: which interval to run, and whether to retune to it now.
+"""decide(evaluation, history, policy, now) -> Decision: which interval to run, and whether to retune to it now.
+
+The evaluation says what each interval would do; the history (the same value evaluate got) says what stabilization
+needs: when the job started, its recent restarts and decisions, whether it is paced, the recoveries seen.
 
 Choice (strategy chronos): among the intervals whose predictions meet both targets with the margin,
 the one with the least checkpoint overhead, i.e. the longest; if none meets both, the cheapest of those
@@ -35,7 +38,7 @@ from typing import Literal
 
 from chronos.optimizer.baselines import daly_interval_s, young_interval_s
 from chronos.optimizer.cold_start import ColdStartInputs, cold_start
-from chronos.optimizer.evaluate import Assessment, Evaluation, near_least_recovery
+from chronos.optimizer.evaluate import Assessment, Evaluation, TuneHistory, near_least_recovery
 from chronos.optimizer.policy import TunePolicy
 
 Binding = Literal["recovery", "latency", "both", "none", "unknown"]
@@ -90,7 +93,8 @@ def _binding(chosen: Assessment, candidates: tuple[Assessment, ...]) -> Binding:
     return "both" if len(failing) == 2 else failing[0]  # type: ignore[return-value]
 
 
-def _choose(evaluation: Evaluation, policy: TunePolicy) -> tuple[Assessment | None, float | None, bool, Binding, str]:
+def _choose(evaluation: Evaluation, history: TuneHistory,
+            policy: TunePolicy) -> tuple[Assessment | None, float | None, bool, Binding, str]:
     """(chosen assessment, wanted interval, feasible, binding, why) before stabilization."""
     candidates = evaluation.candidates
     if policy.strategy == "static":
@@ -107,14 +111,14 @@ def _choose(evaluation: Evaluation, policy: TunePolicy) -> tuple[Assessment | No
     if not evaluation.has_models:
         if policy.strategy == "khaos":
             return None, None, True, "unknown", "khaos: no models yet: run `chronos profile run`"
-        choice = cold_start(_cold_inputs(evaluation, policy))
+        choice = cold_start(_cold_inputs(evaluation, history, policy))
         return None, choice.wanted_s, True, choice.binding, choice.reason
     if policy.calibrate_latency and evaluation.current.latency is not None and evaluation.observed_p99_ms is None:
         # A profile's latency is scaled to the live job before it is believed (its cluster, its load are not
         # this one's); until the first output shows, the raw profile would decide, 4x off on the bench's job.
         # An exactly-once job shows no output before its first checkpoint commits (30 s at a 30 s interval): a
         # paced job, whose cadence changes cost nothing, is meanwhile paced for the recovery target alone.
-        if evaluation.paced and evaluation.current.recovery is not None and policy.strategy == "chronos":
+        if history.paced and evaluation.current.recovery is not None and policy.strategy == "chronos":
             return _recovery_alone(candidates, policy)
         return None, None, True, "unknown", "no p99 seen yet to scale the latency model to this job"
     if policy.strategy == "khaos":
@@ -151,10 +155,10 @@ def _cheapest(candidates: Sequence[Assessment]) -> Assessment:
     return min(candidates, key=lambda c: (c.overhead if c.overhead is not None else 0.0, -c.interval_s))
 
 
-def _cold_inputs(evaluation: Evaluation, policy: TunePolicy) -> ColdStartInputs:
+def _cold_inputs(evaluation: Evaluation, history: TuneHistory, policy: TunePolicy) -> ColdStartInputs:
     return ColdStartInputs(
         checkpoint_cost_s=evaluation.checkpoint_cost_s, mtbf_s=evaluation.mtbf_s, default_mtbf_s=policy.cold_mtbf_s,
-        recoveries_s=evaluation.recoveries_s, default_fixed_recovery_s=policy.cold_fixed_recovery_s,
+        recoveries_s=history.recoveries_s, default_fixed_recovery_s=policy.cold_fixed_recovery_s,
         headroom=policy.cold_headroom, observed_p99_ms=evaluation.observed_p99_ms,
         current_interval_s=evaluation.current.interval_s, latency_target_ms=policy.latency_p99_ms,
         recovery_target_s=policy.recovery_s, safety_margin=policy.safety_margin, interval_min_s=policy.interval_min_s,
@@ -183,8 +187,8 @@ def _khaos(candidates: tuple[Assessment, ...]) -> tuple[Assessment | None, float
         f"khaos: latR {lat:.2f} + recR {rec:.2f} + |diff| = {lat + rec + abs(lat - rec):.2f}, least"
 
 
-def decide(evaluation: Evaluation, policy: TunePolicy, now_s: float) -> Decision:
-    chosen, wanted, feasible, binding, why = _choose(evaluation, policy)
+def decide(evaluation: Evaluation, history: TuneHistory, policy: TunePolicy, now_s: float) -> Decision:
+    chosen, wanted, feasible, binding, why = _choose(evaluation, history, policy)
     limited = evaluation.choice_range_s
     if chosen is not None and limited is not None and evaluation.models_range_s is not None \
             and (limited[0] > policy.interval_min_s or limited[1] < policy.interval_max_s):
@@ -200,11 +204,11 @@ def decide(evaluation: Evaluation, policy: TunePolicy, now_s: float) -> Decision
 
     if wanted is None:
         return keep(why)
-    since_start = now_s - evaluation.started_at_s
+    since_start = now_s - history.started_at_s
     if since_start < policy.startup_grace_s:
         return keep(f"startup grace: {policy.startup_grace_s - since_start:.0f} s left (wants {wanted:g} s)")
-    if evaluation.paced:
-        return _paced(evaluation, policy, now_s, wanted, why, keep,
+    if history.paced:
+        return _paced(evaluation, history, policy, now_s, wanted, why, keep,
                       lambda action, interval, fallback, reason: Decision(
                           action, interval, wanted, reason, feasible, binding, current, chosen, evaluation.forecast.peak,
                           evaluation.forecast.method, now_s, policy.strategy, fallback, mode))
@@ -213,16 +217,16 @@ def decide(evaluation: Evaluation, policy: TunePolicy, now_s: float) -> Decision
         return keep(f"{why}; already there")
     if change < max(policy.min_change_abs_s, policy.min_change_rel * current.interval_s):
         return keep(f"{why}; change to {wanted:g} s too small")
-    held = _restart_held(evaluation, policy, now_s)
+    held = _restart_held(history, policy, now_s)
     if held is not None:
         return keep(f"{held} (wants {wanted:g} s)")
     return Decision("retune", wanted, wanted, why, feasible, binding, current, chosen,
                     evaluation.forecast.peak, evaluation.forecast.method, now_s, policy.strategy, mode=mode)
 
 
-def _restart_held(evaluation: Evaluation, policy: TunePolicy, now_s: float) -> str | None:
+def _restart_held(history: TuneHistory, policy: TunePolicy, now_s: float) -> str | None:
     """Why a restart must wait (cooldown, hourly cap), or None."""
-    recent = [t for t in evaluation.retunes_at_s if t <= now_s]
+    recent = [t for t in history.retunes_at_s if t <= now_s]
     if recent and now_s - max(recent) < policy.cooldown_s:
         return f"cooldown: {policy.cooldown_s - (now_s - max(recent)):.0f} s left"
     if sum(1 for t in recent if now_s - t < 3600) >= policy.max_retunes_per_hour:
@@ -230,14 +234,14 @@ def _restart_held(evaluation: Evaluation, policy: TunePolicy, now_s: float) -> s
     return None
 
 
-def _paced(evaluation: Evaluation, policy: TunePolicy, now_s: float, wanted: float, why: str,
+def _paced(evaluation: Evaluation, history: TuneHistory, policy: TunePolicy, now_s: float, wanted: float, why: str,
            keep: Callable[[str], Decision], make: Callable[[Literal["retune", "pace"], float, float | None, str], Decision],
            ) -> Decision:
     current = evaluation.current.interval_s
-    configured = evaluation.configured_s if evaluation.configured_s is not None else current
+    configured = history.configured_s if history.configured_s is not None else current
     target = wanted
     if wanted > current:  # lengthen only as far as every decision of the window wanted
-        window = [w for at, w in evaluation.wanted_recent if now_s - at <= policy.lengthen_after_s]
+        window = [w for at, w in history.wanted_recent if now_s - at <= policy.lengthen_after_s]
         target = max(current, min([wanted, *window]))
         if target < wanted:
             why = f"{why}; lengthening to {target:g} s, what every decision of the last {policy.lengthen_after_s:g} s wanted"
@@ -245,7 +249,7 @@ def _paced(evaluation: Evaluation, policy: TunePolicy, now_s: float, wanted: flo
     if restart is not None:
         new_configured, because = restart
         if abs(new_configured - configured) >= max(policy.min_change_abs_s, policy.min_change_rel * configured):
-            held = _restart_held(evaluation, policy, now_s) or _no_guarantee(evaluation, configured, new_configured)
+            held = _restart_held(history, policy, now_s) or _no_guarantee(evaluation, configured, new_configured)
             if held is None:
                 return make("retune", min(target, new_configured), new_configured,
                             f"{why}; fallback to {new_configured:g} s: {because}")

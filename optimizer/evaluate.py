@@ -17,8 +17,10 @@ from chronos.optimizer.policy import TunePolicy
 
 @dataclass(frozen=True)
 class TuneHistory:
-    """The live job as the collector saw it. Times are seconds on the caller's clock (the same one
-    `decide` gets as `now`)."""
+    """The live job as the collector saw it, and the tuner's own record of it. `evaluate` judges the readings;
+    `decide` stabilizes with the record (when the job started, its restarts, the decisions' wanted intervals,
+    whether it is paced, the recoveries seen). Times are seconds on the caller's clock (the same one `decide` gets
+    as `now`)."""
 
     interval_s: float  # in force now: the paced cadence of a paced job, else the job's configured interval
     rates: tuple[float, ...]  # input rate readings, `rate_step_s` apart, newest last
@@ -91,12 +93,8 @@ class Evaluation:
     latency_calibration: float  # factor applied to the latency model (1.0: none)
     checkpoint_cost_s: float | None
     mtbf_s: float | None
-    started_at_s: float
-    retunes_at_s: tuple[float, ...]
     recovery_model_mape: float | None
     latency_model_mape: float | None
-    paced: bool = False
-    configured_s: float | None = None  # the job's own interval (its fallback when paced)
     # A paced job's own interval: `fallback_s`, the longest predicted to meet the recovery target at
     # `fallback_rate` (longer is unsafe); `fallback_choice_s`, what a restart that must shorten it sets (at the
     # policy's headroom over that rate); `configured`, the job's own interval judged at the decision's load.
@@ -105,8 +103,6 @@ class Evaluation:
     fallback_rate: float | None = None
     fallback_reachable: bool = True  # some candidate meets the recovery target at `fallback_rate`
     configured: Assessment | None = None
-    wanted_recent: tuple[tuple[float, float], ...] = ()
-    recoveries_s: tuple[float, ...] = ()
     # (shortest, longest) the candidates were limited to: the models' measured intervals, widened by the policy's
     # extrapolation factor; with `models_range_s`, what the models were fitted on. None: the policy's whole range.
     choice_range_s: tuple[float, float] | None = None
@@ -220,19 +216,13 @@ def evaluate(history: TuneHistory, models: JobModels, policy: TunePolicy) -> Eva
         checkpoint_cost_s=cost,
         mtbf_s=policy.mtbf_s or (estimate_mtbf_s([t - history.observed_since_s for t in history.failures_at_s],
                                                  observed_s) if observed_s > 0 else None),
-        started_at_s=history.started_at_s,
-        retunes_at_s=history.retunes_at_s,
         recovery_model_mape=models.recovery.report.held_out_mape if models.recovery else None,
         latency_model_mape=models.latency.report.held_out_mape if models.latency else None,
-        paced=history.paced,
-        configured_s=configured_s,
         fallback_s=_fallback_s(at_fallback, policy.compromise_tolerance),
         fallback_choice_s=_fallback_s(assessed_at(choice_rate), policy.compromise_tolerance),
         fallback_rate=fallback_rate,
         fallback_reachable=any(c.recovery_ok for c in at_fallback),
         configured=_assess(configured_s, rate, models, policy, calibration, cost) if history.paced else None,
-        wanted_recent=history.wanted_recent,
-        recoveries_s=history.recoveries_s,
         choice_range_s=within,
         models_range_s=measured,
     )

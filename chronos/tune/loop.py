@@ -297,7 +297,7 @@ class TuneLoop:
             self._observer.message("no input rate readable yet; not deciding")
             return None
         evaluation = evaluate(history, self._models.models, self._policy)
-        decision = decide(evaluation, self._policy, now)
+        decision = decide(evaluation, history, self._policy, now)
         if decision.wanted_s is not None:
             self.state.wanted.append((now, decision.wanted_s))
         if decision.action != "keep" and self._settings.dry_run:

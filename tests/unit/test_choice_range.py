@@ -43,7 +43,7 @@ def test_a_model_knows_the_intervals_it_was_fitted_on() -> None:
 
 def test_with_no_interval_meeting_the_target_the_compromise_stays_near_what_was_measured() -> None:
     evaluation = evaluate(history(10, 16_150), flat_models(), BUSY)
-    decision = decide(evaluation, BUSY, now_s=10_000)
+    decision = decide(evaluation, history(10, 16_150), BUSY, now_s=10_000)
     assert not decision.feasible, decision.explain()
     assert decision.interval_s <= 30, f"20 s measured, x1.5 at most: {decision.explain()}"
     assert max(c.interval_s for c in evaluation.candidates) == 30
@@ -54,7 +54,7 @@ def test_an_interval_outside_the_measured_range_is_judged_but_never_a_candidate(
     evaluation = evaluate(history(120, 16_150), flat_models(), BUSY)
     assert evaluation.current.interval_s == 120 and evaluation.current.recovery is not None
     assert all(c.interval_s <= 30 for c in evaluation.candidates)
-    decision = decide(evaluation, BUSY, now_s=10_000)
+    decision = decide(evaluation, history(120, 16_150), BUSY, now_s=10_000)
     assert decision.action == "retune" and decision.interval_s <= 30, decision.explain()
 
 

@@ -65,20 +65,20 @@ def live(interval_s: float, *, costs: tuple[float, ...] = (0.4, 0.5, 0.6)) -> Tu
 
 
 def test_a_decision_without_models_is_a_cold_start_one_and_says_so() -> None:
-    decision = decide(evaluate(live(30), JobModels(None, None), POLICY), POLICY, now_s=10_000)
+    decision = decide(evaluate(live(30), JobModels(None, None), POLICY), live(30), POLICY, now_s=10_000)
     assert decision.mode == "cold-start" and decision.action == "retune", decision.explain()
     assert decision.interval_s == pytest.approx(5 * 0.9 - 0.5) and decision.reason.startswith("cold start")
-    waiting = decide(evaluate(live(30, costs=()), JobModels(None, None), POLICY), POLICY, now_s=10_000)
+    waiting = decide(evaluate(live(30, costs=()), JobModels(None, None), POLICY), live(30, costs=()), POLICY, now_s=10_000)
     assert waiting.mode == "cold-start" and waiting.action == "keep" and waiting.wanted_s is None
 
 
 def test_with_models_decisions_use_them_and_baselines_say_they_are_baselines() -> None:
-    assert decide(evaluate(live(30), models(), POLICY), POLICY, now_s=10_000).mode == "models"
+    assert decide(evaluate(live(30), models(), POLICY), live(30), POLICY, now_s=10_000).mode == "models"
     young = POLICY.model_copy(update={"strategy": "young", "mtbf_s": 3600})
-    assert decide(evaluate(live(30), JobModels(None, None), young), young, now_s=10_000).mode == "baseline"
+    assert decide(evaluate(live(30), JobModels(None, None), young), live(30), young, now_s=10_000).mode == "baseline"
 
 
 def test_khaos_without_models_does_not_move() -> None:
     khaos = POLICY.model_copy(update={"strategy": "khaos"})
-    decision = decide(evaluate(live(30), JobModels(None, None), khaos), khaos, now_s=10_000)
+    decision = decide(evaluate(live(30), JobModels(None, None), khaos), live(30), khaos, now_s=10_000)
     assert decision.action == "keep" and decision.wanted_s is None

@@ -44,8 +44,9 @@ POLICY = TunePolicy(latency_p99_ms=1500, recovery_s=60, startup_grace_s=60, cool
 
 
 def test_a_load_increase_makes_it_shorten_the_interval_when_recovery_binds() -> None:
-    before = decide(evaluate(history(30, 2000), models(), POLICY), POLICY, now_s=10_000)
-    after = decide(evaluate(history(30, 2000, step_to=6000), models(), POLICY), POLICY, now_s=10_000)
+    before = decide(evaluate(history(30, 2000), models(), POLICY), history(30, 2000), POLICY, now_s=10_000)
+    after = decide(evaluate(history(30, 2000, step_to=6000), models(), POLICY),
+                   history(30, 2000, step_to=6000), POLICY, now_s=10_000)
     assert before.action == "keep", before.explain()
     assert after.action == "retune" and after.interval_s < 30, after.explain()
     assert after.binding == "recovery" and after.feasible
@@ -56,7 +57,7 @@ def test_a_load_increase_makes_it_shorten_the_interval_when_recovery_binds() -> 
 
 
 def test_latency_binding_makes_it_lengthen_the_interval() -> None:
-    decision = decide(evaluate(history(3, 2000), models(), POLICY), POLICY, now_s=10_000)
+    decision = decide(evaluate(history(3, 2000), models(), POLICY), history(3, 2000), POLICY, now_s=10_000)
     assert decision.action == "retune" and decision.interval_s > 3, decision.explain()
     assert "latency" in decision.current.failing()
     assert latency_truth(decision.interval_s, 2000) <= 1500
@@ -64,7 +65,7 @@ def test_latency_binding_makes_it_lengthen_the_interval() -> None:
 
 
 def test_it_picks_the_least_overhead_and_explains_with_the_numbers() -> None:
-    decision = decide(evaluate(history(3, 2000), models(), POLICY), POLICY, now_s=10_000)
+    decision = decide(evaluate(history(3, 2000), models(), POLICY), history(3, 2000), POLICY, now_s=10_000)
     evaluation = evaluate(history(3, 2000), models(), POLICY)
     longer = [c for c in evaluation.candidates if c.interval_s > decision.interval_s]
     assert longer and not longer[0].ok, "the next longer candidate misses a target: this is the longest that meets both"
@@ -76,34 +77,37 @@ def test_it_picks_the_least_overhead_and_explains_with_the_numbers() -> None:
 
 
 def test_nothing_is_decided_in_the_startup_grace() -> None:
-    decision = decide(evaluate(history(3, 2000, started=9_990), models(), POLICY), POLICY, now_s=10_000)
+    decision = decide(evaluate(history(3, 2000, started=9_990), models(), POLICY),
+                      history(3, 2000, started=9_990), POLICY, now_s=10_000)
     assert decision.action == "keep" and "startup grace" in decision.reason
     assert decision.wanted_s is not None and decision.wanted_s > 3
 
 
 def test_cooldown_and_the_hourly_cap_hold() -> None:
-    cooling = decide(evaluate(history(3, 2000, retunes=(9_900,)), models(), POLICY), POLICY, now_s=10_000)
+    cooling = decide(evaluate(history(3, 2000, retunes=(9_900,)), models(), POLICY),
+                     history(3, 2000, retunes=(9_900,)), POLICY, now_s=10_000)
     assert cooling.action == "keep" and "cooldown" in cooling.reason
     capped_policy = POLICY.model_copy(update={"max_retunes_per_hour": 2})
-    capped = decide(evaluate(history(3, 2000, retunes=(7_000, 9_000)), models(), capped_policy), capped_policy,
+    capped = decide(evaluate(history(3, 2000, retunes=(7_000, 9_000)), models(), capped_policy),
+                    history(3, 2000, retunes=(7_000, 9_000)), capped_policy,
                     now_s=10_000)
     assert capped.action == "keep" and "cap of 2" in capped.reason
     advise_only = POLICY.model_copy(update={"max_retunes_per_hour": 0})
-    assert decide(evaluate(history(3, 2000), models(), advise_only), advise_only, now_s=10_000).action == "keep"
+    assert decide(evaluate(history(3, 2000), models(), advise_only), history(3, 2000), advise_only, now_s=10_000).action == "keep"
 
 
 def test_a_small_change_is_not_worth_a_retune() -> None:
     evaluation = evaluate(history(30, 2000), models(), POLICY)
-    wanted = decide(evaluation, POLICY.model_copy(update={"min_change_rel": 0.0, "min_change_abs_s": 0.0}),
+    wanted = decide(evaluation, history(30, 2000), POLICY.model_copy(update={"min_change_rel": 0.0, "min_change_abs_s": 0.0}),
                     now_s=10_000).wanted_s
     assert wanted is not None
-    near = decide(evaluate(history(wanted * 0.9, 2000), models(), POLICY), POLICY, now_s=10_000)
+    near = decide(evaluate(history(wanted * 0.9, 2000), models(), POLICY), history(wanted * 0.9, 2000), POLICY, now_s=10_000)
     assert near.action == "keep" and "too small" in near.reason
 
 
 def test_infeasible_targets_are_flagged_with_the_best_compromise() -> None:
     tight = TunePolicy(latency_p99_ms=400, recovery_s=16, startup_grace_s=0)
-    decision = decide(evaluate(history(10, 5000), models(), tight), tight, now_s=10_000)
+    decision = decide(evaluate(history(10, 5000), models(), tight), history(10, 5000), tight, now_s=10_000)
     assert not decision.feasible and "NO interval meets both targets" in decision.explain()
     assert decision.chosen is not None
     evaluation = evaluate(history(10, 5000), models(), tight)
@@ -119,11 +123,12 @@ def test_a_target_no_interval_meets_is_not_chased_with_checkpoint_overhead() -> 
     tight = TunePolicy(latency_p99_ms=5000, recovery_s=14, startup_grace_s=0)
     evaluation = evaluate(history(10, 5000), models(), tight)
     best = min(evaluation.candidates, key=lambda c: c.worst_ratio)
-    decision = decide(evaluation, tight, now_s=10_000)
+    decision = decide(evaluation, history(10, 5000), tight, now_s=10_000)
     assert decision.chosen is not None and not decision.feasible
     assert decision.chosen.interval_s > best.interval_s, decision.explain()
     exact = tight.model_copy(update={"compromise_tolerance": 0.0})
-    assert decide(evaluate(history(10, 5000), models(), exact), exact, now_s=10_000).wanted_s == best.interval_s
+    assert decide(evaluate(history(10, 5000), models(), exact),
+                  history(10, 5000), exact, now_s=10_000).wanted_s == best.interval_s
 
 
 def test_latency_predictions_are_calibrated_to_the_live_job() -> None:
@@ -135,22 +140,22 @@ def test_latency_predictions_are_calibrated_to_the_live_job() -> None:
 
 def test_baselines_are_strategies_of_their_own() -> None:
     static = TunePolicy(latency_p99_ms=1500, recovery_s=60, strategy="static", static_interval_s=60, startup_grace_s=0)
-    assert decide(evaluate(history(10, 2000), models(), static), static, now_s=10_000).interval_s == 60
+    assert decide(evaluate(history(10, 2000), models(), static), history(10, 2000), static, now_s=10_000).interval_s == 60
     young = TunePolicy(latency_p99_ms=1500, recovery_s=60, strategy="young", startup_grace_s=0)
-    no_failures = decide(evaluate(history(10, 2000), models(), young), young, now_s=10_000)
+    no_failures = decide(evaluate(history(10, 2000), models(), young), history(10, 2000), young, now_s=10_000)
     assert no_failures.action == "keep" and "MTBF unknown" in no_failures.reason
     failing = TuneHistory(**{**history(10, 2000).__dict__, "failures_at_s": (2_000.0, 7_000.0)})
-    decision = decide(evaluate(failing, models(), young), young, now_s=10_000)
+    decision = decide(evaluate(failing, models(), young), failing, young, now_s=10_000)
     assert decision.wanted_s == pytest.approx((2 * 0.5 * 5_000) ** 0.5)  # sqrt(2 C M), C = median cost, M = 10,000 s / 2
     known = young.model_copy(update={"mtbf_s": 800.0})
-    told = decide(evaluate(history(10, 2000), models(), known), known, now_s=10_000)
+    told = decide(evaluate(history(10, 2000), models(), known), history(10, 2000), known, now_s=10_000)
     assert told.wanted_s == pytest.approx((2 * 0.5 * 800) ** 0.5), "a known MTBF needs no failure seen first"
 
 
 def test_with_only_a_recovery_model_latency_is_not_judged() -> None:
     evaluation = evaluate(history(10, 2000), JobModels(models().recovery, None), POLICY)
     assert all(c.latency is None and c.latency_ok for c in evaluation.candidates)
-    decision = decide(evaluation, POLICY, now_s=10_000)
+    decision = decide(evaluation, history(10, 2000), POLICY, now_s=10_000)
     assert decision.binding == "recovery" and recovery_truth(decision.interval_s, 2000) <= 60
 
 
@@ -174,7 +179,7 @@ def test_overhead_comes_from_the_checkpoint_model_when_there_is_one() -> None:
         assert candidate.overhead == pytest.approx(cost(candidate.interval_s, 3000) / candidate.interval_s, rel=0.1)
     live_only = evaluate(history(10, 3000), models(), POLICY)
     assert live_only.current.overhead == pytest.approx(0.5 / 10), "without a model: the live median over the interval"
-    assert "checkpointing" in decide(evaluation, POLICY, now_s=10_000).explain()
+    assert "checkpointing" in decide(evaluation, history(10, 3000), POLICY, now_s=10_000).explain()
 
 
 KHAOS = TunePolicy(latency_p99_ms=1500, recovery_s=60, strategy="khaos", startup_grace_s=0, cooldown_s=0,
@@ -184,7 +189,7 @@ KHAOS = TunePolicy(latency_p99_ms=1500, recovery_s=60, strategy="khaos", startup
 
 def test_khaos_balances_the_two_ratios_among_intervals_that_meet_both() -> None:
     evaluation = evaluate(history(30, 2000), models(), KHAOS)
-    decision = decide(evaluation, KHAOS, now_s=10_000)
+    decision = decide(evaluation, history(30, 2000), KHAOS, now_s=10_000)
     assert decision.chosen is not None and decision.strategy == "khaos"
 
     def objective(c):  # type: ignore[no-untyped-def]
@@ -198,16 +203,16 @@ def test_khaos_balances_the_two_ratios_among_intervals_that_meet_both() -> None:
 
 def test_khaos_does_not_move_when_no_interval_meets_both_or_the_change_is_under_5_s() -> None:
     impossible = KHAOS.model_copy(update={"recovery_s": 16.0, "latency_p99_ms": 400.0})
-    stuck = decide(evaluate(history(30, 8000), models(), impossible), impossible, now_s=10_000)
+    stuck = decide(evaluate(history(30, 8000), models(), impossible), history(30, 8000), impossible, now_s=10_000)
     assert stuck.action == "keep" and "no interval with both ratios below 1" in stuck.reason
-    chosen = decide(evaluate(history(30, 2000), models(), KHAOS), KHAOS, now_s=10_000).interval_s
-    near = decide(evaluate(history(chosen + 4, 2000), models(), KHAOS), KHAOS, now_s=10_000)
+    chosen = decide(evaluate(history(30, 2000), models(), KHAOS), history(30, 2000), KHAOS, now_s=10_000).interval_s
+    near = decide(evaluate(history(chosen + 4, 2000), models(), KHAOS), history(chosen + 4, 2000), KHAOS, now_s=10_000)
     assert near.action == "keep", near.explain()
 
 
 def test_a_latency_model_not_yet_scaled_to_the_live_job_decides_nothing() -> None:
     unseen = TuneHistory(**{**history(30, 2000).__dict__, "p99_ms": None})
-    decision = decide(evaluate(unseen, models(), POLICY), POLICY, now_s=10_000)
+    decision = decide(evaluate(unseen, models(), POLICY), unseen, POLICY, now_s=10_000)
     assert decision.action == "keep" and decision.wanted_s is None and "no p99 seen yet" in decision.reason
     raw = POLICY.model_copy(update={"calibrate_latency": False})
-    assert decide(evaluate(unseen, models(), raw), raw, now_s=10_000).wanted_s is not None
+    assert decide(evaluate(unseen, models(), raw), unseen, raw, now_s=10_000).wanted_s is not None

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from chronos.optimizer.decide import decide
+from chronos.optimizer.decide import Decision, decide
 from chronos.optimizer.evaluate import Evaluation, JobModels, TuneHistory, evaluate
 from chronos.optimizer.policy import TunePolicy
 from tests.support.truths import recovery_truth
@@ -31,7 +31,7 @@ def fallback_of(h: TuneHistory) -> float:
 
 def test_a_load_step_shortens_the_cadence_without_a_restart_even_in_cooldown_and_past_the_cap() -> None:
     h = paced(30, 2000, configured_s=30, step_to=6000, retunes=(NOW - 10, NOW - 20, NOW - 30, NOW - 40))
-    decision = decide(evaluate(h, models(), POLICY), POLICY, now_s=NOW)
+    decision = decide(evaluate(h, models(), POLICY), h, POLICY, now_s=NOW)
     assert decision.action == "pace" and decision.interval_s < 30, decision.explain()
     assert decision.fallback_s is None
     assert recovery_truth(decision.interval_s, 6000) <= 60
@@ -46,7 +46,7 @@ def test_the_fallback_is_the_longest_interval_predicted_to_meet_recovery_at_the_
 
 def test_a_configured_interval_that_would_miss_recovery_without_chronos_is_restarted_to_the_fallback() -> None:
     h = paced(5, 6000, configured_s=120)
-    decision = decide(evaluate(h, models(), POLICY), POLICY, now_s=NOW)
+    decision = decide(evaluate(h, models(), POLICY), h, POLICY, now_s=NOW)
     assert decision.action == "retune" and decision.fallback_s is not None, decision.explain()
     assert decision.fallback_s == evaluate(h, models(), POLICY).fallback_choice_s
     assert decision.fallback_s <= fallback_of(h) < 120, "chosen for a headroom over the load it must hold at"
@@ -55,35 +55,39 @@ def test_a_configured_interval_that_would_miss_recovery_without_chronos_is_resta
 
 def test_in_cooldown_the_fallback_restart_waits_but_the_cadence_still_follows() -> None:
     h = paced(30, 2000, configured_s=120, step_to=6000, retunes=(NOW - 10,))
-    decision = decide(evaluate(h, models(), POLICY), POLICY, now_s=NOW)
+    decision = decide(evaluate(h, models(), POLICY), h, POLICY, now_s=NOW)
     assert decision.action == "pace" and decision.interval_s < 30, decision.explain()
     assert "fallback restart" in decision.reason and "cooldown" in decision.reason
 
 
 def test_a_cadence_is_lengthened_only_as_far_as_every_decision_of_the_window_wanted() -> None:
     h = paced(3, 2000, configured_s=120, wanted_recent=((NOW - 30, 8.0), (NOW - 90, 4.0)))
-    wants = decide(evaluate(paced(3, 2000, configured_s=120), models(), POLICY), POLICY, now_s=NOW).wanted_s
+    wants = decide(evaluate(paced(3, 2000, configured_s=120), models(), POLICY),
+                   paced(3, 2000, configured_s=120), POLICY, now_s=NOW).wanted_s
     assert wants is not None and wants > 8
-    decision = decide(evaluate(h, models(), POLICY), POLICY, now_s=NOW)
+    decision = decide(evaluate(h, models(), POLICY), h, POLICY, now_s=NOW)
     assert decision.interval_s == 8.0, decision.explain()  # the 4 s wish is older than the window
     assert "lengthening to 8 s" in decision.reason
 
 
 def test_a_cadence_change_below_its_threshold_is_kept() -> None:
     policy = POLICY.model_copy(update={"strategy": "static", "static_interval_s": 5.2})
-    decision = decide(evaluate(paced(5, 2000, configured_s=120), JobModels(None, None), policy), policy, now_s=NOW)
+    decision = decide(evaluate(paced(5, 2000, configured_s=120), JobModels(None, None), policy),
+                      paced(5, 2000, configured_s=120), policy, now_s=NOW)
     assert decision.action == "keep" and "too small" in decision.reason, decision.explain()
 
 
 def test_a_cadence_longer_than_the_jobs_own_interval_needs_a_restart_of_it() -> None:
     policy = POLICY.model_copy(update={"strategy": "static", "static_interval_s": 20.0})
-    decision = decide(evaluate(paced(5, 2000, configured_s=10), JobModels(None, None), policy), policy, now_s=NOW)
+    decision = decide(evaluate(paced(5, 2000, configured_s=10), JobModels(None, None), policy),
+                      paced(5, 2000, configured_s=10), policy, now_s=NOW)
     assert decision.action == "retune" and decision.fallback_s == 20.0 and decision.interval_s == 20.0
     assert "would cut a 20 s cadence short" in decision.reason
 
 
 def test_without_models_a_paced_job_gets_the_cold_start_cadence_and_keeps_its_own_interval() -> None:
-    decision = decide(evaluate(paced(5, 2000, configured_s=120), JobModels(None, None), POLICY), POLICY, now_s=NOW)
+    decision = decide(evaluate(paced(5, 2000, configured_s=120), JobModels(None, None), POLICY),
+                      paced(5, 2000, configured_s=120), POLICY, now_s=NOW)
     assert decision.mode == "cold-start" and decision.action == "pace", decision.explain()
     assert decision.fallback_s is None, "no recovery model to judge the fallback by: it is left as it is"
 
@@ -93,6 +97,10 @@ FOLLOW = POLICY.model_copy(update={"fallback_rule": "follow"})
 
 def evaluated(h: TuneHistory, policy: TunePolicy = POLICY) -> Evaluation:
     return evaluate(h, models(), policy)
+
+
+def decided(h: TuneHistory, policy: TunePolicy = POLICY) -> Decision:
+    return decide(evaluated(h, policy), h, policy, now_s=NOW)
 
 
 def choice_at(rate: float, policy: TunePolicy = POLICY) -> float:
@@ -105,7 +113,7 @@ def choice_at(rate: float, policy: TunePolicy = POLICY) -> float:
 def test_a_rise_to_a_load_seen_before_moves_only_the_cadence() -> None:
     own = choice_at(6000)
     rising = replace(paced(30, 2000, configured_s=own, step_to=6000), rate_ceiling=6000)
-    decision = decide(evaluated(rising), POLICY, now_s=NOW)
+    decision = decided(rising)
     assert decision.action == "pace" and decision.interval_s <= own, decision.explain()
     assert recovery_truth(own, 6000) <= 60, "the job's own interval holds the target at the highest load seen"
 
@@ -113,43 +121,42 @@ def test_a_rise_to_a_load_seen_before_moves_only_the_cadence() -> None:
 def test_under_the_follow_rule_the_same_rise_restarts_the_job() -> None:
     own = choice_at(2000, FOLLOW)
     rising = replace(paced(30, 2000, configured_s=own, step_to=6000), rate_ceiling=6000)
-    decision = decide(evaluated(rising, FOLLOW), FOLLOW, now_s=NOW)
+    decision = decided(rising, FOLLOW)
     assert decision.action == "retune" and decision.fallback_s is not None and decision.fallback_s < own
 
 
 def test_a_rise_past_the_highest_load_seen_shortens_the_fallback_once_for_the_headroom() -> None:
     own = choice_at(2000)
-    decision = decide(evaluated(replace(paced(8, 2000, configured_s=own, step_to=4000), rate_ceiling=4000)),
-                      POLICY, now_s=NOW)
+    decision = decided(replace(paced(8, 2000, configured_s=own, step_to=4000), rate_ceiling=4000))
     assert decision.action == "retune" and decision.fallback_s is not None, decision.explain()
     assert decision.fallback_s < own and decision.interval_s <= decision.fallback_s
     assert "ev/s" in decision.reason and recovery_truth(decision.fallback_s, 4000 * 1.25) <= 60
     further = replace(paced(decision.interval_s, 4000, configured_s=decision.fallback_s, step_to=4900,
                             retunes=(NOW - 400,)), rate_ceiling=4900)
-    assert decide(evaluated(further), POLICY, now_s=NOW).action != "retune", "within the headroom: no second restart"
+    assert decided(further).action != "retune", "within the headroom: no second restart"
 
 
 def test_a_drop_of_the_load_does_not_lengthen_the_fallback_past_what_the_highest_load_allows() -> None:
     own = choice_at(6000)
     calm = replace(paced(own, 1000, configured_s=own), rate_ceiling=6000)
-    decision = decide(evaluated(calm), POLICY, now_s=NOW)
+    decision = decided(calm)
     assert decision.wanted_s is not None and decision.wanted_s > own, "the calm load wants a longer cadence"
     assert decision.action == "keep" and decision.fallback_s is None, decision.explain()
 
 
 def test_a_design_rate_chooses_the_fallback_once_at_adoption() -> None:
     policy = POLICY.model_copy(update={"fallback_design_rate": 6000.0})
-    adopted = decide(evaluated(paced(30, 1000, configured_s=120), policy), policy, now_s=NOW)
+    adopted = decided(paced(30, 1000, configured_s=120), policy)
     assert adopted.action == "retune" and adopted.fallback_s is not None, adopted.explain()
     assert recovery_truth(adopted.fallback_s, 6000) <= 60
     peak = replace(paced(adopted.interval_s, 1000, configured_s=adopted.fallback_s, step_to=6000,
                          retunes=(NOW - 400,)), rate_ceiling=6000)
-    assert decide(evaluated(peak, policy), policy, now_s=NOW).action != "retune", "the peak it was chosen for"
+    assert decided(peak, policy).action != "retune", "the peak it was chosen for"
 
 
 def test_a_far_too_short_own_interval_is_lengthened_once_but_never_past_what_is_safe() -> None:
     calm = replace(paced(1, 1000, configured_s=1), rate_ceiling=6000)
-    decision = decide(evaluated(calm), POLICY, now_s=NOW)
+    decision = decided(calm)
     limit = evaluated(calm).fallback_s
     assert decision.action == "retune" and decision.fallback_s is not None and limit is not None, decision.explain()
     assert 2 <= decision.fallback_s <= limit and "caps the cadence" in decision.reason
@@ -160,16 +167,16 @@ def test_an_own_interval_a_little_short_is_lengthened_only_when_latency_is_at_st
     assert limit is not None
     own = round(limit / 1.5, 1)
     calm = replace(paced(own, 1000, configured_s=own), rate_ceiling=6000)
-    assert decide(evaluated(calm), POLICY, now_s=NOW).action == "keep"
+    assert decided(calm).action == "keep"
     strained = replace(calm, p99_ms=POLICY.latency_p99_ms * 1.2)
-    decision = decide(evaluated(strained), POLICY, now_s=NOW)
+    decision = decided(strained)
     assert decision.action == "retune" and "latency target is at stake" in decision.reason, decision.explain()
 
 
 def test_a_paced_static_baseline_is_never_restarted_for_safety() -> None:
     static = POLICY.model_copy(update={"strategy": "static", "static_interval_s": 10.0})
     busy = replace(paced(10, 2000, configured_s=10, step_to=9000), rate_ceiling=9000)
-    decision = decide(evaluate(busy, models(), static), static, now_s=NOW)
+    decision = decide(evaluate(busy, models(), static), busy, static, now_s=NOW)
     assert decision.action == "keep" and decision.fallback_s is None, decision.explain()
 
 
@@ -188,11 +195,11 @@ def test_before_any_output_a_paced_job_is_paced_for_the_recovery_target_alone() 
     cannot be scaled to the job, but the cadence (free to change) need not wait for it."""
     own = choice_at(6000)
     silent = replace(paced(3, 2000, configured_s=own, step_to=6000), p99_ms=None, rate_ceiling=6000)
-    decision = decide(evaluated(silent), POLICY, now_s=NOW)
+    decision = decided(silent)
     assert decision.action == "pace" and decision.binding == "recovery", decision.explain()
     assert "recovery target alone" in decision.reason and recovery_truth(decision.interval_s, 6000) <= 60
     restarted = replace(silent, paced=False)
-    assert decide(evaluated(restarted), POLICY, now_s=NOW).action == "keep", "a restart waits for the p99"
+    assert decided(restarted).action == "keep", "a restart waits for the p99"
 
 
 def test_a_recovery_target_out_of_reach_never_restarts_the_job_to_shorten_its_own_interval() -> None:
@@ -202,7 +209,7 @@ def test_a_recovery_target_out_of_reach_never_restarts_the_job_to_shorten_its_ow
     h = replace(paced(10, 6000, configured_s=120), rate_ceiling=6000)
     evaluation = evaluate(h, models(), strict)
     assert not evaluation.fallback_reachable and evaluation.fallback_s is not None and evaluation.fallback_s < 120
-    decision = decide(evaluation, strict, now_s=NOW)
+    decision = decide(evaluation, h, strict, now_s=NOW)
     assert decision.action == "pace" and decision.fallback_s is None, decision.explain()
     assert decision.interval_s < 10, "the cadence, free to change, still goes to the compromise"
     assert "guarantees nothing" in decision.reason and "6,000 ev/s" in decision.reason
@@ -212,6 +219,6 @@ def test_the_same_job_with_a_target_in_reach_is_restarted_to_a_fallback_that_mee
     h = replace(paced(10, 6000, configured_s=120), rate_ceiling=6000)
     evaluation = evaluate(h, models(), POLICY)
     assert evaluation.fallback_reachable
-    decision = decide(evaluation, POLICY, now_s=NOW)
+    decision = decide(evaluation, h, POLICY, now_s=NOW)
     assert decision.action == "retune" and decision.fallback_s is not None, decision.explain()
     assert recovery_truth(decision.fallback_s, 6000) <= 60
