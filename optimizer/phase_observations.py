@@ -14,10 +14,21 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from chronos.model import RecoveryMeasurement
 from chronos.optimizer.phase_model import Fault, PhaseObservation, Phases, RecoveryConditions
 from chronos.optimizer.recovery_config import SPARE_KEY, recovery_settings
+
+
+@dataclass(frozen=True)
+class ProfiledRecovery:
+    """A recovery measured on a profiling copy or in a chaos run, with the load and state it was measured at."""
+
+    job_name: str
+    measurement: RecoveryMeasurement
+    rate: float
+    state_bytes: float
 
 
 def fault_kind(kind: str) -> Fault | None:

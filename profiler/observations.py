@@ -9,8 +9,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from chronos.optimizer.model_values import Observation, ProfileObservations
-from chronos.optimizer.phase_observations import job_capacity
+from chronos.optimizer.phase_observations import ProfiledRecovery, job_capacity
 from chronos.profiler.records import LIVE, ProfileRun
+from chronos.profiler.store import ProfileStore
+
+
+def job_observations(store: ProfileStore, job_name: str) -> ProfileObservations:
+    """The points of every profile of this job in the store."""
+    return profile_observations([run for profile in store.profiles() if profile[1] == job_name
+                                 for run in store.runs(profile[0])])
+
+
+def profiled_recoveries(store: ProfileStore) -> list[ProfiledRecovery]:
+    """Every recovery measured in the store's profiles, with the load and checkpointed state of its run."""
+    return [ProfiledRecovery(job_name, m, run.load_rate, (run.steady.checkpoint_size_bytes or 0.0) if run.steady else 0.0)
+            for profile_id, job_name, *_ in store.profiles() for run in store.runs(profile_id) for m in run.recoveries]
 
 
 def profile_observations(runs: Sequence[ProfileRun]) -> ProfileObservations:

@@ -13,10 +13,12 @@ from dataclasses import astuple
 from pathlib import Path
 from typing import Any
 
+from chronos.errors import InvalidInput
 from chronos.model import FaultRecord, RecoveryMeasurement, SignalSample
 from chronos.profiler.input_sample import InputSample
 from chronos.profiler.live_watch import LiveImpact
 from chronos.profiler.records import ProfileRun, RunConfig, SteadyState
+from chronos.profiler.settings import ProfileSettings
 from chronos.sqlite_schema import VersionedDatabase
 
 MIGRATIONS: tuple[str, ...] = (
@@ -214,3 +216,16 @@ class ProfileStore:
             steady=SteadyState(*steady_row[1:]) if steady_row else None,
             recoveries=recoveries, samples=samples, repeat_steady=again,
         )
+
+
+def latest_profile(store: ProfileStore, profile_id: str | None) -> tuple[str, ProfileSettings]:
+    """(id, settings) of the named profile, or of the most recent one in the store."""
+    profiles = store.profiles()
+    if profile_id is not None:
+        profiles = [p for p in profiles if p[0] == profile_id]
+        if not profiles:
+            raise InvalidInput(f"no profile {profile_id} in {store.path}")
+    if not profiles:
+        raise InvalidInput(f"no profile in {store.path} yet; run `chronos profile run` first")
+    chosen = profiles[-1]
+    return str(chosen[0]), ProfileSettings.from_json(chosen[3], str(chosen[0]))

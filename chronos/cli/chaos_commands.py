@@ -18,6 +18,7 @@ from chronos.cli.common import print_json as _print_json
 from chronos.cli.common import stack_dir_of as _stack_dir
 from chronos.errors import InvalidInput
 from chronos.model import format_interval
+from chronos.stack.known_jobs import chronos_job
 from chronos.terminal_text import styled
 
 chaos_app = typer.Typer(help="Break a job on purpose and measure its recovery.", no_args_is_help=True)
@@ -64,7 +65,7 @@ def chaos_kill_taskmanager(
     sd = _stack_dir(stack_dir)
     wiring.require_stack(sd)
     with wiring.flink_client(sd, None, patient=True) as client:
-        record = wiring.chronos_job(client, sd, job)
+        record = chronos_job(client, wiring.job_records(sd), job)
         signals = wiring.live_signals(client, sd, record)
         journal = open(samples, "w") if samples else None  # noqa: SIM115 - closed in finally
         try:
@@ -125,7 +126,7 @@ def chaos_run(
     sd = _stack_dir(stack_dir)
     wiring.require_stack(sd)
     with wiring.flink_client(sd, None, patient=True) as client:
-        record = wiring.chronos_job(client, sd, job)
+        record = chronos_job(client, wiring.job_records(sd), job)
         signals = wiring.live_signals(client, sd, record)
         try:
             def show(event: JournalEvent) -> None:

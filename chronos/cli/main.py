@@ -75,10 +75,11 @@ def status_cmd(
     """Job state, checkpoint interval, last checkpoint, source throughput and end-to-end p99."""
     from chronos.cli import wiring
     from chronos.cli.status_report import collect_status
+    from chronos.stack.known_jobs import input_rate_over
 
     sd = _stack_dir(stack_dir)
     with wiring.flink_client(sd, rest_url) as client:
-        reports = collect_status(client, job, sd, time.time(), wiring.input_rate_over(sd, INPUT_RATE_WINDOW_S),
+        reports = collect_status(client, job, sd, time.time(), input_rate_over(wiring.job_records(sd), INPUT_RATE_WINDOW_S),
                                  wiring.journaled_cadence(sd / "profiles.db"))
     if as_json:
         _print_json([asdict(r) for r in reports])

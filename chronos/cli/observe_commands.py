@@ -11,6 +11,7 @@ from chronos.cli.common import Bootstrap, StackDir, err, finite, out, say_stale
 from chronos.cli.common import stack_dir_of as _stack_dir
 from chronos.cli.graceful import graceful_stop
 from chronos.errors import InvalidInput
+from chronos.stack.known_jobs import job_io
 
 observe_app = typer.Typer(help="The latency observer (committed output of a job: the demo's, or --job's).",
                           no_args_is_help=True)
@@ -43,7 +44,7 @@ def observe_run(
         record = wiring.job_records(sd).get(job)
         if record is None:
             raise InvalidInput(f"job {job} was not submitted or adopted by chronos here: its output is unknown")
-        io = wiring.job_io(record)
+        io = job_io(record)
         topic, timestamp_field = topic or io.output_topic, io.timestamp_field
         bootstrap = bootstrap or io.bootstrap
     topic = topic or "vehicle-stats"

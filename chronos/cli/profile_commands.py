@@ -151,6 +151,7 @@ def profile_run(
     """Profile copies of the job on clusters of their own; the live job, its topics and output are untouched."""
     began = time.monotonic()  # the budget counts from here: recording the input is part of the profile's time
     from chronos.cli import wiring
+    from chronos.cli.input_recording import record_input
     from chronos.profiler.copies import live_inputs
     from chronos.profiler.event_time import EventTimeFields
     from chronos.profiler.headroom import copies_for
@@ -158,7 +159,9 @@ def profile_run(
     from chronos.profiler.replay import check_event_time
     from chronos.profiler.run import RunPlan, check_profilable
     from chronos.profiler.settings import ProfileSettings
+    from chronos.profiler.store import latest_profile
     from chronos.profiler.study import ProfileSpace, ProfileStudy, QosTargets, design_size
+    from chronos.stack.known_jobs import chronos_job, job_io, running_job_named
     from chronos.stack.profiling_clusters import available_memory_gib, check_capacity
 
     with contextlib.ExitStack() as cleanup:  # whatever ends the profile, the live watch ends with it
@@ -170,12 +173,13 @@ def profile_run(
         meter = wiring.host_meter(sd)
         meter.start()  # the host's idle CPU, from now until the first copy (`--parallel auto`)
         if resume:
-            profile_id, settings = wiring.last_profile(store, profile)
+            profile_id, settings = latest_profile(store, profile)
             if settings.sample_profile is not None:
                 sample = _stored_sample(store, settings.sample_profile)
             input_said = _input_said(settings.sample_profile, profile_id)
             if not dry_run:
-                live = wiring.running_job_named(sd, settings.spec.name)
+                with wiring.flink_client(sd, None) as client:
+                    live = running_job_named(client, wiring.job_records(sd), settings.spec.name)
                 if live is None:
                     err.print(f"no running job {settings.spec.name} submitted by chronos here: the live job is not "
                               "watched while this profile runs", highlight=False)
@@ -183,7 +187,7 @@ def profile_run(
                     watcher = _watch(cleanup, lambda: wiring.live_watcher(sd, live))
         else:
             with wiring.flink_client(sd, None, patient=True) as client:
-                job_record = wiring.chronos_job(client, sd, job)
+                job_record = chronos_job(client, wiring.job_records(sd), job)
             # Read from now on: the minutes of recording the input are the live job's "before".
             watcher = None if dry_run else _watch(cleanup, lambda: wiring.live_watcher(sd, job_record))
             spec = job_record.spec
@@ -198,7 +202,7 @@ def profile_run(
                     workload = _given_rate(trace, rate) or TraceRate((0.0,), (0.0,))
                 else:
                     sample = (_stored_sample(store, sample_profile) if sample_profile != profile_id else
-                              wiring.record_input(state, live_inputs(spec), parse_interval_ms(record) / 1000, seed, err))
+                              record_input(state, live_inputs(spec), parse_interval_ms(record) / 1000, seed, err))
                     foreign = sorted(set(sample.topics) - set(live_inputs(spec)))
                     if foreign:
                         raise InvalidInput(f"the sample of profile {sample_profile} was recorded from {', '.join(foreign)}, "
@@ -220,7 +224,7 @@ def profile_run(
                 warmup_s=_seconds_or_none(warmup), hold_s=parse_interval_ms(hold) / 1000,
                 timeout_s=parse_interval_ms(timeout) / 1000, max_recovery_s=parse_interval_ms(max_recovery) / 1000,
                 max_p99_ms=parse_interval_ms(max_p99), sample_profile=sample_profile,
-                timestamp_field=wiring.job_io(job_record).timestamp_field,
+                timestamp_field=job_io(job_record).timestamp_field,
             )
         spec = settings.spec
         check_profilable(spec)
@@ -358,9 +362,9 @@ def _given_rate(trace: Path | None, rate: float | None) -> TraceRate | None:
 
 
 def _recorded_rate(state: StackState, record: JobRecord, window: str) -> TraceRate:
-    from chronos.cli import wiring
+    from chronos.cli.input_recording import record_workload
 
-    return wiring.record_workload(state, record, parse_interval_ms(window) / 1000, err)
+    return record_workload(state, record, parse_interval_ms(window) / 1000, err)
 
 
 def _sample_source(store: ProfileStore, job_name: str, replay: str | None) -> str | None:
@@ -396,7 +400,8 @@ def _explored_recovery(sd: Path, state: StackState) -> tuple[tuple[str, tuple[tu
     from chronos.cli import wiring
 
     with wiring.flink_client(sd, None, patient=True) as client, err.status("measuring pauses on the live TaskManagers (10 s)"):
-        proposal, lines, _ = wiring.recovery_proposal(client, sd, None, 10.0)
+        proposed = wiring.recovery_proposal(client, sd, None, 10.0)
+    proposal, lines = proposed.proposal, proposed.lines
     if not proposal.changes:
         err.print("--explore-recovery: the live cluster already runs the settings chronos proposes; profiling them only")
         return ()
@@ -460,9 +465,10 @@ def profile_report(
     --models the models' held-out errors."""
     from chronos.cli import wiring
     from chronos.profiler.report import phase_rows, plot_profile, report_rows
+    from chronos.profiler.store import latest_profile
 
     store = wiring.profile_store(_db(stack_dir_of(stack_dir), db), must_exist=True)
-    profile_id, settings = wiring.last_profile(store, profile)
+    profile_id, settings = latest_profile(store, profile)
     runs = store.runs(profile_id)
     rows = report_rows(runs)
     phases = phase_rows(runs)

@@ -14,6 +14,7 @@ from rich.table import Table
 
 from chronos.cli.common import AsJson, RestUrl, StackDir, err, out, print_json, stack_dir_of, timed_say
 from chronos.model import ClusterShape
+from chronos.stack.known_jobs import running_chronos_jobs
 from chronos.terminal_text import styled
 
 if TYPE_CHECKING:
@@ -55,10 +56,11 @@ def recommend(
                   console=err, transient=True, disable=as_json) as bar:
         task = bar.add_task("watch", total=watch_s)
         with wiring.flink_client(sd, rest_url, patient=True) as client:
-            proposal, lines, samples = wiring.recovery_proposal(
+            proposed = wiring.recovery_proposal(
                 client, sd, rest_url, watch_s, spare_allowed=spare, safety_factor=safety_factor,
                 min_timeout_s=parse_interval_ms(min_timeout) / 1000,
                 progress=lambda done: bar.update(task, completed=done))
+    proposal, lines, samples = proposed.proposal, proposed.lines, proposed.samples
     state = None if rest_url else load_state(sd)
     if as_json:
         _say_json(proposal, lines.lines(), samples)
@@ -129,7 +131,7 @@ def _apply(sd: Path, target: ClusterShape, as_json: bool) -> None:
     try:
         with wiring.flink_client(sd, None, patient=True) as client:
             reconfigurer = wiring.cluster_reconfigurer(client, sd, journal, timed_say(start))
-            jobs = wiring.running_chronos_jobs(client, sd)
+            jobs = running_chronos_jobs(client, wiring.job_records(sd))
             outcome = reconfigurer.reconfigure(target, jobs)
     finally:
         journal.close()

@@ -13,6 +13,7 @@ from rich.table import Table
 from chronos.cli.common import AsJson, StackDir, err, out, say_stale, timed_say
 from chronos.cli.common import print_json as _print_json
 from chronos.cli.common import stack_dir_of as _stack_dir
+from chronos.stack.known_jobs import running_chronos_jobs
 from chronos.terminal_text import styled
 
 if TYPE_CHECKING:
@@ -134,7 +135,7 @@ def stack_reconfigure(
                     return
                 outcome = reconfigurer.resume()
             else:
-                jobs = wiring.running_chronos_jobs(client, sd)
+                jobs = running_chronos_jobs(client, wiring.job_records(sd))
                 _check_timeout_against_pauses(client, dict(target.flink_settings), pause_watch)
                 if dry_run:
                     out.print("would stop " + (", ".join(f"{j.spec.name} ({j.job_id})" for j in jobs) or "no job")

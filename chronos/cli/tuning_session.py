@@ -24,6 +24,7 @@ from chronos.metrics.tune_observer import MetricsObserver
 from chronos.optimizer.policy import TunePolicy
 from chronos.optimizer.recovery_config import FlinkSettings
 from chronos.optimizer.recovery_proposal import JOB_LEVEL_CHANGES, RecoveryProposal
+from chronos.stack.known_jobs import job_to_tune
 from chronos.tune.loop import LoopSettings, TuneLoop
 from chronos.tune.pacer import Pacer
 from chronos.tune.realization import JobRealization, Paced, Restarting
@@ -96,7 +97,8 @@ def tuning_session(request: TuneRequest) -> Iterator[tuple[TuneLoop, TuneDisplay
             record, retuner = wiring.deployment_to_tune(client, request.flink_deployment, request.namespace,
                                                         request.job_file, journal)
         else:
-            record = wiring.job_to_tune(client, request.stack_dir, request.job, journal)
+            record = job_to_tune(client, wiring.job_records(request.stack_dir), journal, request.job,
+                                 str(request.stack_dir / "jobs"))
             retuner = wiring.retuner(client, request.stack_dir, journal, record.io)
         policy = request.policy
         book = wiring.model_book(request.db, record.spec.name, journal, policy.strategy,
@@ -159,11 +161,10 @@ def _recovery_proposal(request: TuneRequest, client: FlinkRestClient) -> tuple[R
     """Cluster-level settings are proposed, not applied: putting them in force restarts Flink (every job on it
     savepointed and resumed), which is the operator's call (`chronos recommend --apply`). Why there is none, if so."""
     try:
-        proposal, lines, _ = wiring.recovery_proposal(client, request.stack_dir, request.rest_url,
-                                                      request.pause_watch_s)
+        proposed = wiring.recovery_proposal(client, request.stack_dir, request.rest_url, request.pause_watch_s)
     except ChronosError as exc:
         return f"no recovery-settings proposal: {exc}"
-    return proposal, lines
+    return proposed.proposal, proposed.lines
 
 
 def _job_settings(request: TuneRequest, proposed: tuple[RecoveryProposal, FlinkSettings] | str) -> tuple[tuple[str, str], ...]:

@@ -70,3 +70,12 @@ class JobRecordStore:
     def all(self) -> list[JobRecord]:
         records = (self.get(p.stem) for p in sorted(self._dir.glob("*.json")) if is_job_id(p.stem))
         return [r for r in records if r is not None]
+
+    def current(self, job_id: str) -> JobRecord | None:
+        """The record of the job running in `job_id`'s place now: followed along its replacements (each retune
+        records what replaced it), so `--job OLD` finds the job a retune started since; a loop of records stops."""
+        record, seen = self.get(job_id), set()
+        while record is not None and record.replaced_by and record.job_id not in seen:
+            seen.add(record.job_id)
+            record = self.get(record.replaced_by)
+        return record

@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from chronos.errors import StackError
-from chronos.model import RunAs
+from chronos.flink.submit import JobSubmitter
+from chronos.model import CheckpointSettings, JobSpec, RunAs
 
 SERVICE_USER_ENV = "CHRONOS_SERVICE_USER"
 DEFAULT_SERVICE_USER = "chronos"
@@ -150,3 +151,17 @@ def remove_services_dir(directory: Path, stack_dir: Path) -> None:
     if (resolved != stack_dir.resolve() and resolved != root and resolved.is_relative_to(root)
             and not directory.is_symlink()):
         shutil.rmtree(resolved, ignore_errors=True)
+
+
+class ReadableFirst:
+    """Submission to a stack whose services run as another user: a program file that user cannot read
+    fails inside Flink as "Could not execute application"; here it is one line naming the file."""
+
+    def __init__(self, inner: JobSubmitter, account: ServiceAccount) -> None:
+        self._inner, self._account = inner, account
+
+    def submit(self, spec: JobSpec, settings: CheckpointSettings, savepoint: str | None = None) -> str:
+        files = [spec.python_file] if spec.python_file else []
+        files += [spec.args[i + 1] for i, arg in enumerate(spec.args[:-1]) if arg == "--sql"]
+        self._account.require_readable([Path(f) for f in files], "put the job's files where that user can read them")
+        return self._inner.submit(spec, settings, savepoint)

@@ -17,6 +17,7 @@ from chronos.errors import ChronosError
 from chronos.model import describe
 from chronos.optimizer.evaluate import JobModels
 from chronos.optimizer.model_values import Model, Observation, ProfileObservations
+from chronos.tune.journal import Journal
 
 
 class Fitter(Protocol):
@@ -158,3 +159,22 @@ class ModelBook:
         recovery = self._fit_recovery([*self._profile.recovery, *self._live], self.models.recovery)
         self.models = JobModels(recovery, self._latency, self._checkpoint)
         return self.models
+
+
+def job_model_book(profile: ProfileObservations, journal: Journal, job_name: str, strategy: str = "chronos",
+                   fit_timeout_s: float = 300.0, latency_rising: bool = False) -> ModelBook:
+    """The models of one job: its profiles' points plus what the live job taught earlier tuners (its journaled
+    recoveries and steady-window p99s). Khaos's linear models for the Khaos-style strategy, fitted once (as
+    published: one family, nothing set aside, nothing learnt online); the best held-out family otherwise, each fit in
+    a child process that gives up after `fit_timeout_s`. `latency_rising`: the job's output commits on checkpoints."""
+    live = [Observation(r.interval_ms / 1000, r.rate, r.recovery_s) for r in journal.recoveries(job_name)
+            if r.recovery_s is not None and r.interval_ms]
+    khaos = strategy == "khaos"
+
+    def fitter(points: Sequence[Observation], seed: int, capacity: float | None, rising: bool) -> Model:
+        return fit_in_child(points, seed, families=("linear",) if khaos else None, timeout_s=fit_timeout_s,
+                            capacity=capacity, rising=rising and not khaos)
+
+    latencies = [Observation(w.interval_ms / 1000, w.rate, w.p99_ms) for w in journal.latencies(job_name)]
+    return ModelBook(profile, live, fitter=fitter, learn_online=not khaos, latency_rising=latency_rising,
+                     live_latencies=latencies)

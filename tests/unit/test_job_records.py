@@ -12,3 +12,16 @@ def test_a_record_survives_a_round_trip(tmp_path: Path) -> None:
     assert store.get("a" * 32) == record
     assert store.all() == [record]
     assert store.get("b" * 32) is None
+
+
+def test_a_job_is_followed_along_its_replacements_and_a_loop_of_records_ends(tmp_path: Path) -> None:
+    store = JobRecordStore(tmp_path)
+    spec = JobSpec("demo", "/jobs/x.py")
+    a, b, c = "a" * 32, "b" * 32, "c" * 32
+    store.save(JobRecord(a, spec, CheckpointSettings(3000), replaced_by=b))
+    store.save(JobRecord(b, spec, CheckpointSettings(5000), replaced_by=c))
+    store.save(JobRecord(c, spec, CheckpointSettings(8000)))
+    assert store.current(a) == store.get(c), "--job OLD finds the job two retunes started since"
+    assert store.current("d" * 32) is None
+    store.save(JobRecord(c, spec, CheckpointSettings(8000), replaced_by=a))
+    assert store.current(a) is not None, "records that name each other end, not hang"

@@ -1,0 +1,118 @@
+"""Which job a command acts on, and where it reads and writes: the jobs chronos submitted or adopted here (their
+records) matched against what the cluster runs. A job chronos has no record of cannot be resubmitted, so every
+lookup that may lead to a restart refuses it in one line before anything is touched."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from chronos.errors import ChronosError, InvalidInput
+from chronos.flink.rest import FlinkRestClient
+from chronos.jobs.topic_offsets import TopicEndOffsets
+from chronos.model import TERMINAL_STATES, JobIO
+from chronos.stack.job_records import JobRecord, JobRecordStore
+from chronos.tune.journal import Journal
+from chronos.tune.retune import TunedJob
+
+
+def job_io(record: JobRecord) -> JobIO:
+    """Where the job reads and writes: on its record, or (demo records from before) in its arguments."""
+    if record.io is not None:
+        return record.io
+    from chronos.jobs.vehicle_stats_job import parse_args
+
+    try:
+        args = parse_args(list(record.spec.args))
+    except SystemExit as exc:
+        raise InvalidInput(f"job {record.job_id} has no input/output description; submit it with "
+                           "`chronos job submit --file` or register it with `chronos job adopt`") from exc
+    return JobIO(args.bootstrap, args.input_topic, args.output_topic)
+
+
+def chronos_job(client: FlinkRestClient, records: JobRecordStore, job_id: str | None) -> JobRecord:
+    """The job to act on: the one named, or the single running job chronos submitted here."""
+    if job_id is None:
+        running = {j.jid for j in client.jobs() if j.state == "RUNNING"}
+        mine = [r for r in records.all() if r.job_id in running]
+        if len(mine) != 1:
+            raise InvalidInput(f"{len(mine)} running jobs were submitted by chronos here; name one with --job")
+        return mine[0]
+    record = records.get(job_id)
+    if record is None:
+        raise InvalidInput(f"job {job_id} was not submitted by chronos here: its topics are unknown")
+    client.job(job_id)
+    return record
+
+
+def job_to_tune(client: FlinkRestClient, records: JobRecordStore, journal: Journal, job_id: str | None,
+                where: str) -> JobRecord:
+    """The job to tune: one a crashed tuner left mid-retune comes first; else the one named (followed through its
+    replacements), or the single running job chronos submitted here. `where`: the records' place, said if missing."""
+    pending = [r for r in journal.retunes() if not r.finished
+               and (job_id is None or job_id in (r.old_job_id, r.new_job_id))]
+    if pending:
+        record = records.get(pending[-1].old_job_id)
+        if record is None:
+            raise InvalidInput(f"an unfinished retune of {pending[-1].old_job_id} is journaled, but its job spec "
+                               f"is not in {where}")
+        return record
+    if job_id is not None:
+        record = records.current(job_id)
+        if record is None:
+            raise InvalidInput(f"job {job_id} was not submitted by chronos here: its spec is unknown, so it cannot be retuned")
+        state = client.job(record.job_id).state
+        if state != "RUNNING":
+            raise InvalidInput(f"job {record.job_id} is {state}, not RUNNING; nothing to tune")
+        return record
+    return chronos_job(client, records, None)
+
+
+def running_chronos_jobs(client: FlinkRestClient, records: JobRecordStore) -> list[TunedJob]:
+    """Every job not in a terminal state, as chronos knows it; one it does not know (no spec to resubmit it
+    from) is refused in one line before anything is touched."""
+    jobs = []
+    for summary in client.jobs():
+        if summary.state in TERMINAL_STATES:
+            continue
+        record = records.get(summary.jid)
+        if record is None:
+            raise InvalidInput(f"job {summary.jid} ({summary.name}) runs here but chronos did not submit or adopt it: "
+                               "its spec is unknown, so it could not be resubmitted; adopt it (`chronos job adopt`) "
+                               "or stop it first")
+        jobs.append(TunedJob(summary.jid, record.spec, record.settings))
+    return jobs
+
+
+def running_job_named(client: FlinkRestClient, records: JobRecordStore, name: str) -> JobRecord | None:
+    """The one running job chronos submitted here under this name (a resumed profile's live job), if any."""
+    running = {j.jid for j in client.jobs() if j.state == "RUNNING"}
+    mine = [r for r in records.all() if r.job_id in running and r.spec.name == name]
+    return mine[0] if len(mine) == 1 else None
+
+
+def input_rate_over(records: JobRecordStore, window_s: float, sleep: Callable[[float], None] = time.sleep,
+                    clock: Callable[[], float] = time.monotonic) -> Callable[[str], tuple[float, float] | None]:
+    """Events/s into a job chronos knows (its record names the input topic), from the topic's end offsets
+    read `window_s` apart: what the job is being sent now, unlike Flink's 60 s source meter. None for a
+    job it does not know, or when the broker does not answer (status shows the rest)."""
+    def rate(job_id: str) -> tuple[float, float] | None:
+        record = records.get(job_id)
+        if record is None:
+            return None
+        try:
+            io = job_io(record)
+            offsets = TopicEndOffsets(io.bootstrap, *io.input_topics)
+        except ChronosError:
+            return None
+        try:
+            first, start = offsets.total_end_offset(), clock()
+            sleep(window_s)
+            last, end = offsets.total_end_offset(), clock()
+        except Exception:  # noqa: BLE001 - kafka's timeouts included: a missing reading, status shows the rest
+            return None
+        finally:
+            offsets.close()
+        return (last - first) / (end - start), round(end - start, 1)
+
+    return rate
