@@ -13,12 +13,11 @@ import pytest
 
 from chronos.backoff import Backoff, SourceGate
 from chronos.errors import FlinkRequestFailed, FlinkUnreachable
-from chronos.flink.prometheus_scrape import PromSample
 from chronos.flink.replies import CheckpointConfigReply, CheckpointStats, ExceptionsReply
 from chronos.signals.tune_signals import KafkaJobCollector
 from tests.support.clocks import Clock
+from tests.support.fake_job_signals import JOB, FakeJobSignals
 
-JOB = "0123456789abcdef0123456789abcdef"
 REPLIES = Path(__file__).resolve().parents[1] / "fixtures" / "flink_replies"
 
 
@@ -28,55 +27,7 @@ def recorded(name: str) -> dict[str, object]:
     return reply
 
 
-class KafkaTimeoutError(Exception):
-    """kafka-python's name for it; the collector must not care which type a source raises."""
-
-
-@dataclass
-class Signals:
-    job_id: str = JOB
-    broken: set[str] = field(default_factory=set)  # which sources raise
-    calls: dict[str, int] = field(default_factory=dict)
-    observer_died: str | None = None
-    end: int = 0
-
-    def _call(self, source: str) -> None:
-        self.calls[source] = self.calls.get(source, 0) + 1
-        if source == "kafka" and "kafka" in self.broken:
-            raise KafkaTimeoutError("Failed to get offsets by times in 5000 ms")
-        if source == "flink-rest" and "flink-rest" in self.broken:
-            raise FlinkUnreachable("cannot reach the Flink REST API at http://jm:8081 (ConnectTimeout)")
-        if source == "reporter" and "reporter" in self.broken:
-            raise ValueError("not the exposition format")
-
-    def follow(self, job_id: str) -> None:
-        self.job_id = job_id
-
-    def running(self) -> bool:
-        self._call("flink-rest")
-        return True
-
-    def reporter(self) -> list[PromSample]:
-        self._call("reporter")
-        return []
-
-    def end_offset(self) -> int:
-        self._call("kafka")
-        self.end += 1000
-        return self.end
-
-    def derive(self, samples: list[PromSample], end_offset: int | None) -> tuple[float | None, float | None]:
-        return 900.0, None if end_offset is None else 10.0
-
-    def observer_failure(self) -> str | None:
-        died, self.observer_died = self.observer_died, None
-        return died
-
-    def staleness_ms(self, now_ms: int) -> float:
-        return 100.0
-
-    def close(self) -> None:
-        return None
+Signals = FakeJobSignals
 
 
 @dataclass
