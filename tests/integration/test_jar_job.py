@@ -1,4 +1,4 @@
-"""A jar job (Java Table API, built here from jobs/jar_job/ against the wheel's Flink), described by a
+"""A jar job (Java Table API, built here from jobs/jar-job/ against the wheel's Flink), described by a
 job file: chronos submits it, and restarts it from a savepoint with a new interval, over REST."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 
 from chronos.flink.rest import FlinkRestClient
 from chronos.flink.submit import content_named
-from chronos.jobs import job_file
+from chronos.jobs.shipped import shipped
 from chronos.stack.state import StackState
 from tests.support.cli import chronos
 
@@ -31,7 +31,7 @@ io:
 
 
 def build_jar(out: Path) -> Path:
-    script = Path(job_file.__file__).parent / "jar_job" / "build.sh"
+    script = shipped("jar-job/build.sh")
     built = subprocess.run(["bash", str(script), str(out)], capture_output=True, text=True,
                            env={"CHRONOS_PYTHON_BIN": sys.executable, "PATH": "/usr/bin:/bin"})
     assert built.returncode == 0, built.stderr
@@ -42,7 +42,7 @@ def test_a_jar_job_is_submitted_and_retuned_from_its_savepoint(stack: StackState
                                                               tmp_path: Path) -> None:
     sd = ["--stack-dir", stack.stack_dir]
     suffix = uuid.uuid4().hex[:6]
-    sql = Path(job_file.__file__).with_name("speeding_zones.sql")
+    sql = shipped("speeding_zones.sql")
     file = tmp_path / "jar-job.yaml"
     jar = build_jar(tmp_path / "build")
     file.write_text(JAR_JOB.format(suffix=suffix, jar=jar, sql=sql))

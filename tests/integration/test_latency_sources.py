@@ -13,6 +13,7 @@ import pytest
 
 from chronos.flink.prometheus_scrape import label_value
 from chronos.flink.rest import FlinkRestClient
+from chronos.jobs.demo import JOB_FILE as DEMO_PROGRAM
 from chronos.signals.latency_sources import FlinkLatencyMarkers, PromQLLatency
 from chronos.stack.prometheus_server import PrometheusServer, start_prometheus
 from chronos.stack.state import StackState
@@ -60,13 +61,11 @@ def wait_for(read, timeout_s: float) -> float:  # type: ignore[no-untyped-def]
 
 def test_markers_and_promql_give_the_latency_and_tune_reads_it(stack: StackState, flink: FlinkRestClient,
                                                                prometheus: PrometheusServer, tmp_path: Path) -> None:
-    from chronos.jobs import vehicle_stats_job
-
     sd = ["--stack-dir", stack.stack_dir]
     name = "latency-markers-demo"
     query = QUERY.format(job=label_value(name))
     file = tmp_path / "job.yaml"
-    file.write_text(JOB_FILE.format(job=vehicle_stats_job.__file__, source="promql", query=query, url=prometheus.url))
+    file.write_text(JOB_FILE.format(job=DEMO_PROGRAM, source="promql", query=query, url=prometheus.url))
     submitted = chronos("job", "submit", "--file", str(file), "--interval", "5s", "--json", *sd)
     assert submitted.returncode == 0, submitted.stderr
     job_id = json.loads(submitted.stdout)["job_id"]

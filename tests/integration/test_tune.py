@@ -97,14 +97,14 @@ def test_a_sql_job_chronos_did_not_submit_is_adopted_and_retuned(stack: StackSta
     """The second shipped job (YSB-shaped, SQL), started outside chronos, described by its job file."""
     from chronos.flink.distribution import find_distribution
     from chronos.flink.submit import RestSubmitter
-    from chronos.jobs import job_file
     from chronos.jobs.job_file import load_job_file
     from chronos.jobs.output import committed_consumer
+    from chronos.jobs.shipped import shipped
     from chronos.jobs.topics import ensure_topics
     from chronos.model import CheckpointSettings
 
     sd = ["--stack-dir", stack.stack_dir]
-    file = Path(job_file.__file__).with_name("speeding_zones.yaml")
+    file = shipped("speeding_zones.yaml")
     spec, io = load_job_file(file, {"bootstrap": stack.bootstrap})
     ensure_topics(stack.bootstrap, [io.input_topic, io.output_topic], partitions=2)
     job_id = RestSubmitter(flink, find_distribution().python_jar).submit(spec, CheckpointSettings(30_000))

@@ -28,6 +28,7 @@ class FakeJobSignals:
     broken: set[str] = field(default_factory=set)  # which sources raise
     calls: dict[str, int] = field(default_factory=dict)
     observer_died: str | None = None
+    end: int = 0  # the input's end offset last read
     _last: tuple[float, float] | None = None  # (records the source emitted, when) at the previous derive
 
     def _call(self, source: str) -> None:
@@ -57,7 +58,8 @@ class FakeJobSignals:
 
     def end_offset(self) -> int:
         self._call("kafka")
-        return round(self.rate * self.clock.now)
+        self.end = max(self.end, round(self.rate * self.clock.now))
+        return self.end
 
     def derive(self, samples: list[PromSample], end_offset: int | None) -> tuple[float | None, float | None]:
         emitted, now = max(0.0, self.rate * self.clock.now - self.lag), self.clock.now

@@ -1,8 +1,10 @@
 """The demo job's SQL, rendered without Flink: the guarantees the job promises live in it."""
 
-from chronos.jobs import vehicle_stats_job as job
 from chronos.jobs.demo import DemoSettings, demo_spec
 from chronos.jobs.fleet import FLUSH_VEHICLE
+from tests.support.programs import program
+
+job = program("vehicle_stats_job")
 
 
 def test_sink_is_exactly_once_and_covers_counts_and_creation_time() -> None:

@@ -9,8 +9,11 @@ import pytest
 from chronos.errors import InvalidInput
 from chronos.jobs import job_file
 from chronos.jobs.job_file import SQL_RUNNER, load_job_file
-from chronos.jobs.sql_runner import render
+from chronos.jobs.shipped import shipped
 from chronos.model import JobIO
+from tests.support.programs import program
+
+render = program("sql_runner").render
 
 
 def write(tmp_path: Path, text: str, *files: str) -> Path:
@@ -68,7 +71,7 @@ def test_a_bad_job_file_is_refused_in_one_line(tmp_path: Path, text: str, needle
 
 
 def test_the_shipped_second_job_loads() -> None:
-    spec, io = load_job_file(Path(job_file.__file__).with_name("speeding_zones.yaml"), {"bootstrap": "k:9092"})
+    spec, io = load_job_file(shipped("speeding_zones.yaml"), {"bootstrap": "k:9092"})
     assert spec.name == "chronos-speeding-zones" and io.output_topic == "zone-counts" and io.bootstrap == "k:9092"
 
 

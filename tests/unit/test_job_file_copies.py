@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from chronos.errors import InvalidInput
-from chronos.jobs import job_file
 from chronos.jobs.job_file import load_job_file
+from chronos.jobs.shipped import shipped
 from chronos.model import JobSpec
 from chronos.profiler.copies import profiling_copy
 
@@ -54,7 +54,7 @@ def test_a_python_job_with_positional_topics_gets_a_copy_of_its_own_for_every_pa
 
 
 def test_the_shipped_sql_job_gets_its_copy_through_its_sql_variables_and_its_own_name() -> None:
-    path = Path(job_file.__file__).with_name("speeding_zones.yaml")
+    path = shipped("speeding_zones.yaml")
     spec, _ = load_job_file(path, {"bootstrap": "live:9092"})
     copy = profiling_copy(spec, "r2", "shared:9092")
     args = copy.spec.args
@@ -91,7 +91,7 @@ def test_a_job_file_without_a_copy_section_is_refused_for_profiling_saying_what_
 
 
 def test_the_shipped_two_topic_job_names_its_event_times_and_is_measured_on_both_inputs() -> None:
-    spec, io = load_job_file(Path(job_file.__file__).with_name("shop_payments.yaml"), {"bootstrap": "live:9092"})
+    spec, io = load_job_file(shipped("shop_payments.yaml"), {"bootstrap": "live:9092"})
     assert spec.event_time_fields == ("$.placed_at", "$.payment.at_ms")
     assert io.input_topics == ("shop-orders", "shop-payments") and io.timestamp_field == "paid_ms"
     copy = profiling_copy(spec, "r5", "b:1")
@@ -104,7 +104,7 @@ def test_a_job_record_keeps_every_input_topic(tmp_path: Path) -> None:
     from chronos.model import CheckpointSettings
     from chronos.stack.job_records import JobRecord, JobRecordStore
 
-    spec, io = load_job_file(Path(job_file.__file__).with_name("shop_payments.yaml"), {"bootstrap": "live:9092"})
+    spec, io = load_job_file(shipped("shop_payments.yaml"), {"bootstrap": "live:9092"})
     store = JobRecordStore(tmp_path / "jobs")
     store.save(JobRecord("a" * 32, spec, CheckpointSettings(5000), io=io))
     record = store.get("a" * 32)

@@ -4,9 +4,11 @@ import pytest
 
 from chronos.errors import InvalidInput
 from chronos.jobs.demo import DemoSettings, demo_spec
-from chronos.jobs.vehicle_stats_job import parse_args
 from chronos.model import JobSpec
 from chronos.profiler.copies import profiling_copy
+from tests.support.programs import program
+
+parse_args = program("vehicle_stats_job").parse_args
 
 
 def test_the_copy_gets_its_own_topics_group_transactions_and_name() -> None:

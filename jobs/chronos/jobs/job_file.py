@@ -45,10 +45,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from chronos.errors import InvalidInput, field_error
 from chronos.input_files import read_mapping, read_text
+from chronos.jobs.shipped import shipped
 from chronos.model import JobIO, JobSpec, check_bootstrap, check_kafka_name, check_url
 from chronos.profiler.event_time import EventTimeFields
 
-SQL_RUNNER = Path(__file__).with_name("sql_runner.py")
+SQL_RUNNER = shipped("flink-programs/sql_runner.py")
 JOB_NAME_VAR = "chronos_job_name"  # a SQL job's pipeline name, as a variable its copies get their own value for
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 # What a value pasted into Flink SQL may not hold: a quote ends a string literal, `;` or a newline starts

@@ -10,7 +10,7 @@ import json
 import random
 from dataclasses import dataclass, field
 
-FLUSH_VEHICLE = "__flush__"  # must match jobs/vehicle_stats_job.py
+FLUSH_VEHICLE = "__flush__"  # must match jobs/flink-programs/vehicle_stats_job.py
 
 
 @dataclass

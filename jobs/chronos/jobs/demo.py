@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
+from chronos.jobs.shipped import shipped
 from chronos.model import JobSpec, check_bootstrap, check_kafka_name
 
-JOB_FILE = Path(__file__).with_name("vehicle_stats_job.py")
+JOB_FILE = shipped("flink-programs/vehicle_stats_job.py")
 
 
 @dataclass(frozen=True)
