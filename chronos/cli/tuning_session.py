@@ -104,9 +104,6 @@ def tuning_session(request: TuneRequest) -> Iterator[tuple[TuneLoop, TuneDisplay
         book = wiring.model_book(request.db, record.spec.name, journal, policy.strategy,
                                  fit_timeout_s=request.fit_timeout_s,
                                  latency_rising=record.spec.commits_on_checkpoint)
-        collector = wiring.tune_collector(client, request.stack_dir, record, policy.latency_window_s,
-                                          request.reporter_urls)
-        resources.callback(collector.close)
         tuned = TunedJob(record.job_id, record.spec, record.settings)
         trigger = wiring.checkpoint_trigger(client)
         choice = choose_realizer(request.realize, lambda: trigger.offers_checkpoint_trigger(record.job_id))
@@ -117,6 +114,10 @@ def tuning_session(request: TuneRequest) -> Iterator[tuple[TuneLoop, TuneDisplay
         resources.callback(thread.join, 2.0)  # a daemon: a stop is not held up by a trigger in flight
         resources.callback(pacer.wake)
         resources.callback(stop_pacing.set)
+        collector = wiring.tune_collector(client, request.stack_dir, record, policy.latency_window_s,
+                                          request.reporter_urls,
+                                          cadence_ms=lambda: pacer.cadence_ms)
+        resources.callback(collector.close)
         probe = wiring.recovery_probe(request.stack_dir) if request.allow_fault else None
         proposed = _recovery_proposal(request, client) if request.pause_watch_s > 0 else None
         job_settings = _job_settings(request, proposed) if proposed is not None else ()

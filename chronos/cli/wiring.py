@@ -274,7 +274,8 @@ def retuner(client: FlinkRestClient, stack_dir: Path, journal: TuneJournal, io: 
 
 
 def tune_collector(client: FlinkRestClient, stack_dir: Path, record: JobRecord, latency_window_s: float,
-                   reporters: list[str] | None = None) -> KafkaJobCollector:
+                   reporters: list[str] | None = None,
+                   cadence_ms: Callable[[], int | None] = lambda: None) -> KafkaJobCollector:
     from chronos.signals.latency_sources import latency_source
 
     io = job_io(record)
@@ -282,7 +283,7 @@ def tune_collector(client: FlinkRestClient, stack_dir: Path, record: JobRecord, 
     # Latencies kept for the p99 window and a margin (a step that ran late), not for the tuner's lifetime.
     signals = live_signals(client, stack_dir, record, urls, history_s=latency_window_s + 120)
     latency = latency_source(io, signals, urls, record.spec.name)
-    return KafkaJobCollector(signals, client, latency_window_s, latency)
+    return KafkaJobCollector(signals, client, latency_window_s, latency, cadence_ms=cadence_ms)
 
 
 def deployment_to_tune(client: FlinkRestClient, deployment: str, namespace: str, job_file: Path,

@@ -61,7 +61,12 @@ class KafkaJobCollector:
     def __init__(self, signals: JobSignals, client: CheckpointReads, latency_window_s: float,
                  latency: LatencySource | None = None, clock: Callable[[], float] = time.monotonic,
                  wall_ms: Callable[[], int] = wall_ms, seed: int = 0,
-                 backoff: Backoff = SOURCE_BACKOFF, rate_window_s: float = RATE_WINDOW_S) -> None:
+                 backoff: Backoff = SOURCE_BACKOFF, rate_window_s: float = RATE_WINDOW_S,
+                 cadence_ms: Callable[[], int | None] = lambda: None) -> None:
+        """`cadence_ms`: the cadence chronos paces the job at now (the pacer's; None: not paced). A paced job
+        checkpoints at that cadence, Flink's configured interval being only its fallback, so the reading's interval is
+        the cadence: what a failure replays and a steady window's latency was measured at."""
+        self._cadence_ms = cadence_ms
         self._signals = signals
         if latency is None:
             assert isinstance(signals, LiveSignals), "the output's own timestamps need the live observer"
@@ -133,6 +138,8 @@ class KafkaJobCollector:
         self._last_at_ms = at
         window_start = max(at - self._window_ms, self._job[1])
         interval = self._read("flink-rest", lambda: self._client.checkpoint_config(job_id).interval, failures)
+        if interval is not None:
+            interval = self._cadence_ms() or interval
         history = self._read("flink-rest", lambda: self._client.checkpoints(job_id).history, failures) or ()
         entries = self._read("flink-rest", lambda: self._client.exceptions(job_id).exception_history.entries,
                              failures) or ()

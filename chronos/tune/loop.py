@@ -172,9 +172,7 @@ class TuneLoop:
     # -- one period -------------------------------------------------------------------------------
     def step(self) -> Decision | None:
         now = self._clock()
-        reading = self._collect()
-        if self.state.job.paced_ms and reading.interval_ms is not None:
-            reading = replace(reading, interval_ms=self.state.job.paced_ms)  # the interval the job checkpoints at
+        reading = self._collect()  # its interval: the one the job checkpoints at (a paced job's cadence)
         self.state.last_reading = reading
         for event in self._outages.feed(reading.failures, now):
             self._observer.outage(self.state.job, event)

@@ -96,8 +96,8 @@ def test_a_users_two_topic_job_is_adopted_tuned_cold_profiled_on_its_own_input_a
         # 1. No profile: the tuner still decides, from the live checkpoints, and says it is a cold start.
         # --allow-fault: with no models it kills one TaskManager once (replaced) to measure a recovery.
         tuner = Tuner("--job", job_id, *TUNE, "--allow-fault", "--duration", "70s", "--db", str(cold_db), *sd)
-        # 2. Meanwhile the profile records 60 s of the live input and replays it into three copies.
-        profiled = chronos("profile", "run", "--job", job_id, "--record", "60s", "--db", str(profile_db), *PROFILE,
+        # 2. Meanwhile the profile records 30 s of the live input and replays it into three copies.
+        profiled = chronos("profile", "run", "--job", job_id, "--record", "30s", "--db", str(profile_db), *PROFILE,
                            *sd, timeout=1200)
         cold = tuner.wait_for(lambda e: e.get("event") == "decision" and "grace" not in e["reason"], 60)
         assert cold["mode"] == "cold-start" and "cold start (no models)" in cold["reason"], cold
@@ -106,7 +106,7 @@ def test_a_users_two_topic_job_is_adopted_tuned_cold_profiled_on_its_own_input_a
         assert any(e.get("event") == "message" and "recovery probe (--allow-fault): kill-taskmanager" in e["text"]
                    for e in tuner.events), [e.get("text", "")[:100] for e in tuner.events]
         assert profiled.returncode == 0, profiled.stderr[-3000:]
-        assert "the job's own input, recorded for 60s and replayed" in profiled.stderr
+        assert "the job's own input, recorded for 30s and replayed" in profiled.stderr
         outcome = json.loads(profiled.stdout)
         assert outcome["completed"] == 3 and outcome["failed"] == 0, outcome
         # Three runs at one load on two workers: the worker that ran two paced its running copy for the second

@@ -154,3 +154,17 @@ def test_a_gate_closes_after_a_failure_and_opens_after_its_delay() -> None:
     assert gate.failed(8.0, "z") == 10.0, "capped"
     gate.passed()
     assert gate.open(8.1) and gate.failures == 0
+
+
+def test_a_paced_jobs_reading_carries_the_cadence_it_checkpoints_at_and_flinks_interval_otherwise() -> None:
+    clock = Clock()
+    cadence: list[int | None] = [None]
+    signals = Signals()
+    c = KafkaJobCollector(signals, Rest(signals), 60, Latency(), clock=clock, wall_ms=lambda: int(clock.now * 1000),
+                          cadence_ms=lambda: cadence[0])
+    assert c.collect(JOB).interval_ms == 10_000, "not paced: Flink's configured interval"
+    cadence[0] = 3000
+    assert c.collect(JOB).interval_ms == 3000, "paced: the cadence (Flink's interval is only the fallback)"
+    broken = KafkaJobCollector(signals, Rest(signals, status=500), 60, Latency(), clock=clock,
+                               wall_ms=lambda: int(clock.now * 1000), cadence_ms=lambda: cadence[0])
+    assert broken.collect(JOB).interval_ms is None, "Flink unread: the job's state is unknown, paced or not"
