@@ -15,12 +15,12 @@ from chronos.stack.state import StackState
 
 def record_workload(state: StackState, record: JobRecord, window_s: float, console: Console) -> TraceRate:
     """The live job's input rate over `window_s`, read off its input topic's end offsets."""
-    from chronos.jobs.topic_offsets import TopicEndOffsets  # the Kafka client: imported when a command needs it
+    from chronos.cli import wiring
     from chronos.profiler.workload import record_trace
 
     topics = job_io(record).input_topics
     topic = ", ".join(topics)
-    reader = TopicEndOffsets(state.bootstrap, *topics)
+    reader = wiring.topic_end_offsets(state.bootstrap, topics)
     try:
         with console.status(f"recording the workload of {topic} for {window_s:g} s") as status:
             trace = record_trace(reader, window_s, every_s=min(5.0, window_s),
@@ -35,11 +35,11 @@ def record_workload(state: StackState, record: JobRecord, window_s: float, conso
 
 def record_input(state: StackState, topics: tuple[str, ...], window_s: float, seed: int, console: Console) -> InputSample:
     """A sample of the live input topics' records over `window_s` (read-only, group-less) with their rate."""
-    from chronos.jobs.input_recorder import TopicRecorder
+    from chronos.cli import wiring
     from chronos.profiler.input_sample import record_sample
 
     names = ", ".join(topics)
-    reader = TopicRecorder(state.bootstrap, topics)
+    reader = wiring.topic_recorder(state.bootstrap, topics)
     try:
         with console.status(f"recording the input of {names} for {window_s:g} s") as status:
             return record_sample(reader, topics, window_s, every_s=min(5.0, window_s), seed=seed,

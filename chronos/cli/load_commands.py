@@ -66,7 +66,7 @@ def load_run(
     """Produce vehicle events at a controlled rate and report the achieved rate."""
     from chronos.cli import wiring
     from chronos.jobs.fleet import VehicleFleet
-    from chronos.jobs.loadgen import KafkaEventSink, LoadProgress, run_load
+    from chronos.jobs.loadgen import LoadProgress, run_load
     from chronos.jobs.parallel_load import LoadPlan, run_parallel_load
     from chronos.stack.helpers import start_helper
 
@@ -101,7 +101,7 @@ def load_run(
             plan = LoadPlan(servers, topic, shape, vehicles, seed, run_id, end, count, workers)
             report = run_parallel_load(plan, on_progress=progress, should_stop=stop.is_set, close_windows=close_windows)
         else:
-            sink = KafkaEventSink(servers, topic)
+            sink = wiring.event_sink(servers, topic)
             try:
                 report = run_load(sink, VehicleFleet(vehicles, seed=seed, run_id=run_id), shape, duration_s=end,
                                   max_events=count, on_progress=progress, should_stop=stop.is_set,

@@ -67,9 +67,9 @@ def recommend(
     else:
         _say(proposal, lines.lines(), samples, state is not None)
     if apply and flink_deployment is not None:
-        from chronos.k8s.flink_deployment import CustomObjectsDeploymentApi, apply_configuration
+        from chronos.k8s.flink_deployment import apply_configuration
 
-        changed = apply_configuration(CustomObjectsDeploymentApi.from_kubeconfig(), namespace, flink_deployment,
+        changed = apply_configuration(wiring.deployment_api(), namespace, flink_deployment,
                                       lines.as_dict())
         if not as_json:
             out.print(f"patched FlinkDeployment {namespace}/{flink_deployment}: " + (", ".join(changed) or "nothing "

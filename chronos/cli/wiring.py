@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from chronos.chaos.experiment import Action, Load
 from chronos.chaos.faults import FaultInjector
@@ -50,6 +51,11 @@ from chronos.tune.recovery_advice import Proposed, propose_for_cluster
 from chronos.tune.recovery_advice import measured_phase_model as fit_measured_phases
 from chronos.tune.retune import Retuner, TunedJob
 
+if TYPE_CHECKING:  # the Kafka and kubernetes clients load only when a command needs them
+    from chronos.jobs.input_recorder import TopicRecorder
+    from chronos.jobs.loadgen import KafkaEventSink
+    from chronos.jobs.topic_offsets import TopicEndOffsets
+    from chronos.k8s.flink_deployment import CustomObjectsDeploymentApi
 
 def require_stack(stack_dir: Path) -> StackState:
     """The running stack's state. A state file none of whose processes is still the one it recorded
@@ -291,10 +297,8 @@ def deployment_to_tune(client: FlinkRestClient, deployment: str, namespace: str,
     """An operator-managed job: its io from the job file, its job id and interval from the
     FlinkDeployment (checked to upgrade with its state), retuned by patching the deployment."""
     from chronos.jobs.job_file import load_job_file
-    from chronos.k8s.flink_deployment import CustomObjectsDeploymentApi
-
     spec, io = load_job_file(job_file, {}, program_required=False)
-    realizer = DeploymentRealizer(CustomObjectsDeploymentApi.from_kubeconfig(), namespace, deployment, journal,
+    realizer = DeploymentRealizer(deployment_api(), namespace, deployment, journal,
                                   interval_in_force=lambda job_id: client.checkpoint_config(job_id).interval)
     status = realizer.check()
     if status.job_id is None or status.job_state != "RUNNING":
@@ -330,3 +334,31 @@ def journaled_cadence(db: Path) -> Callable[[str, str], int | None]:
             journal.close()
         return held[-1].to_ms if held and held[-1].job_id == job_id else None
     return paced_at
+
+
+def topic_end_offsets(bootstrap: str, topics: tuple[str, ...]) -> TopicEndOffsets:
+    """The topics' end offsets (a group-less reader): the workload's rate while it is recorded."""
+    from chronos.jobs.topic_offsets import TopicEndOffsets
+
+    return TopicEndOffsets(bootstrap, *topics)
+
+
+def topic_recorder(bootstrap: str, topics: tuple[str, ...]) -> TopicRecorder:
+    """The topics' records read (read-only, group-less) into a sample of the live input."""
+    from chronos.jobs.input_recorder import TopicRecorder
+
+    return TopicRecorder(bootstrap, topics)
+
+
+def event_sink(bootstrap: str, topic: str) -> KafkaEventSink:
+    """The demo fleet's events produced to this topic (`chronos load run` with one worker)."""
+    from chronos.jobs.loadgen import KafkaEventSink
+
+    return KafkaEventSink(bootstrap, topic)
+
+
+def deployment_api() -> CustomObjectsDeploymentApi:
+    """FlinkDeployments through the kubernetes client, configured as kubectl is."""
+    from chronos.k8s.flink_deployment import CustomObjectsDeploymentApi
+
+    return CustomObjectsDeploymentApi.from_kubeconfig()
