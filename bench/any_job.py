@@ -1,4 +1,4 @@
-"""Any user's job end to end (issue 17), measured on the third shipped job (jobs/shop_payments.yaml).
+"""Any user's job end to end, measured on the third shipped job (jobs/shop_payments.yaml).
 
     .venv/bin/python bench/any_job.py [--rate 1000] [--record 60] [--skip-profile]
 

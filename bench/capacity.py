@@ -1,4 +1,4 @@
-"""A job's capacity on this machine, as the rate it drains a backlog at (issue 30: the busy side by side runs the
+"""A job's capacity on this machine, as the rate it drains a backlog at (the busy side by side runs the
 job at 40-85 % of it, so it is measured first, on the bench's own stack and job).
 
     .venv/bin/python bench/capacity.py [--python-udf] [--parallelism 1] [--state-backend rocksdb]

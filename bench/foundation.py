@@ -1,4 +1,4 @@
-"""Benchmark of the foundation (issue 3), on demand, never in the test suite.
+"""Benchmark of the foundation, on demand, never in the test suite.
 
     .venv/bin/python bench/foundation.py [startup resources throughput retune]   (default: all)
 

@@ -1,4 +1,4 @@
-"""Retuning by pacing (issue 16): what a cadence change costs and how well the cadence is held.
+"""Retuning by pacing: what a cadence change costs and how well the cadence is held.
 
     .venv/bin/python bench/pacing.py [--changes 12] [--tune-minutes 5] [--load 2000]
 

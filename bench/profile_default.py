@@ -1,9 +1,9 @@
-"""A default profile on this machine, and the spread of one configuration profiled again (issue 5).
+"""A default profile on this machine, and the spread of one configuration profiled again.
 
     .venv/bin/python bench/profile_default.py [--repeats 3] [--skip-profile]
     .venv/bin/python bench/profile_default.py --explore-recovery --repeats 0
 
-`--explore-recovery` (issue 18): the default profile also explores the recovery settings `chronos recommend`
+`--explore-recovery`: the default profile also explores the recovery settings `chronos recommend`
 proposes (heartbeats, restart delay, a spare TaskManager) within the same 15-minute budget; its report's phases
 (measured against the phase model fitted on the other runs) and the model families' held-out errors go to
 bench/results/profile_explore.json.

@@ -1,4 +1,4 @@
-"""Profiles a user can trust (issue 31): each job profiled with chronos's defaults beside its live job, judged.
+"""Profiles a user can trust: each job profiled with chronos's defaults beside its live job, judged.
 
     .venv/bin/python bench/profile_trust.py [--jobs demo,zones,shop,trends] [--out bench/results/profile_trust]
 
@@ -108,7 +108,7 @@ def write_results(out: Path) -> None:
     files = sorted(out.glob("*.json"), key=lambda p: order.index(p.stem) if p.stem in order else len(order))
     measured = [json.loads(p.read_text()) for p in files]
     trusts = [trust_of(m) for m in measured]
-    lines = ["# Profiles a user can trust (issue 31): each job profiled beside its live job",
+    lines = ["# Profiles a user can trust: each job profiled beside its live job",
              "", "Produced by `bench/profile_trust.py`; per-job figures in `<job>.json`.", "",
              "| job | load | profile run given | wall min | runs (failed) | copies at a time | live p99 | live throughput "
              "| held back s |", "|---|---|---|---|---|---|---|---|---|"]

@@ -1,6 +1,6 @@
 """Recovery per phase after a worst-case TaskManager kill, at Flink's defaults and at the settings chronos proposes
 (`chronos recommend --apply`: heartbeats from the measured pauses, a shorter restart delay, a spare TaskManager), paired on
-one stack and one job (issue 18); then the pauses: how many false failovers each arm's timeout allows.
+one stack and one job; then the pauses: how many false failovers each arm's timeout allows.
 
     .venv/bin/python bench/recovery_settings.py [--rate 2000] [--interval 2] [--kills 5] [--warmup 20]
     .venv/bin/python bench/recovery_settings.py --recompute bench/results/recovery_settings*.json
@@ -115,7 +115,7 @@ class LateReplacementKill:
 
 class CpuTrace:
     """Every TaskManager JVM of the stack (the replacement included, read from the state each tick): its CPU (% of
-    one core) and age every `every_s`, to tell on which one a job caught up and what ran beside it (issue 30)."""
+    one core) and age every `every_s`, to tell on which one a job caught up and what ran beside it."""
 
     def __init__(self, stack_dir: Path, every_s: float = 0.5) -> None:
         self._stack_dir, self._every_s = stack_dir, every_s

@@ -1,4 +1,4 @@
-"""Recovery after a worst-case TaskManager loss, swept over checkpoint intervals and loads (issue 4).
+"""Recovery after a worst-case TaskManager loss, swept over checkpoint intervals and loads.
 
     .venv/bin/python bench/recovery_sweep.py [--intervals 2 5 10 20 30] [--loads 2000 6000] [--repeats 3]
                                              [--before 1] [--warmup 20] [--hold 15] [--timeout 180]

@@ -1,4 +1,4 @@
-"""Side by side (issues 8 and 30): chronos against static intervals, Young/Daly and a Khaos-style optimizer, on
+"""Side by side: chronos against static intervals, Young/Daly and a Khaos-style optimizer, on
 the same machine, the same workload trace and the same seeded failure schedule, per scenario.
 
     .venv/bin/python bench/side_by_side.py --scenario idle|busy|own [--quick] [--capacity EV_S] [--arm-s S] [--arms ...]
@@ -104,7 +104,7 @@ ARMS: dict[str, dict[str, Any]] = {
     "chronos-settings": {"start_s": DOCS_TYPICAL_S, "args": ["--strategy", "chronos"], "recovery_settings": True},
     "static-10-settings": {"start_s": 10, "args": ["--strategy", "static", "--static-interval", "10s"],
                            "recovery_settings": True},
-    # The fallback rule before issue 30: the job's own interval follows the forecast peak (a restart per rise).
+    # The fallback rule before the ceiling rule: the job's own interval follows the forecast peak (a restart per rise).
     "chronos-follow": {"start_s": DOCS_TYPICAL_S, "args": ["--strategy", "chronos"],
                        "policy": {"fallback_rule": "follow"}},
 }

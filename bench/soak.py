@@ -1,4 +1,4 @@
-"""Soak (issue 21): `chronos tune` for half an hour beside a job under load while everything around it
+"""Soak: `chronos tune` for half an hour beside a job under load while everything around it
 fails, on a stack of its own.
 
     .venv/bin/python bench/soak.py [--minutes 32] [--out bench/results/soak.json]

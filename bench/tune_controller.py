@@ -1,4 +1,4 @@
-"""The tuner's own figures (issue 6, section 7): model error on held-out recoveries, the retune
+"""The tuner's own figures: model error on held-out recoveries, the retune
 downtime distribution, and the controller's CPU and memory during a 10-minute tune.
 
     .venv/bin/python bench/tune_controller.py [--retunes 8] [--tune-minutes 10] [--skip-stack]

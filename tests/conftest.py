@@ -139,7 +139,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StackState]:
 
 def _last_taskmanager_words(state: StackState, lines: int = 12, causes: int = 20) -> str:
     """The dead TaskManager's own account: its log's first WARN/ERROR lines (the cause; a tail alone showed only the
-    shutdown when a Kafka restart killed one in CI, 2026-12-05) and its last lines."""
+    shutdown when a Kafka restart killed one in CI) and its last lines."""
     logs = sorted(Path(state.flink_home, "log").glob("*taskexecutor*"), key=lambda p: p.stat().st_mtime)
     said = []
     for p in logs[-2:]:

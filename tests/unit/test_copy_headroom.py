@@ -30,7 +30,7 @@ def test_the_copies_fit_the_idle_cores_at_the_live_job_s_size() -> None:
 
 
 def test_a_light_live_job_on_two_cores_still_gets_one_copy_at_a_time() -> None:
-    """Measured 2026-12-05: 1.1-1.3 of 2 cores idle beside the shipped jobs, whose TaskManagers used 0.1-0.2; two
+    """Measured on a two-core host: 1.1-1.3 of 2 cores idle beside the shipped jobs, whose TaskManagers used 0.1-0.2; two
     copies at a time then read each other's starts and kills as p99 (12-33 s at 2-3 s intervals, 3.5-7.9 s alone)."""
     assert copies_for(HostLoad(cores=2, busy_cores=0.7, live_job_cores=0.2, window_s=32), most=2).parallel == 1
 

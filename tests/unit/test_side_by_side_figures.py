@@ -182,7 +182,7 @@ def test_a_saved_run_reads_back_what_the_bench_wrote() -> None:
 
 def test_the_frontier_is_read_between_the_static_arms_on_either_side_of_the_contender_s_checkpoint_time() -> None:
     """A contender checkpointing a little less than static-10 is not judged against static-30 alone: any interval
-    between the two was there to be set (the busy run of 2026-12-05: chronos 14.8 %, static-30 5.6 %, static-10 16.1 %)."""
+    between the two was there to be set (a busy run measured: chronos 14.8 %, static-30 5.6 %, static-10 16.1 %)."""
     statics = [qos("static-30", 1604, 0.0564), qos("static-10", 974, 0.1612), qos("static-60", 1649, 0.0326)]
     value, said = frontier_at(statics, 0.1484)  # type: ignore[misc]
     assert said == "the line from static-30 to static-10" and value == pytest.approx(1051, abs=1)
