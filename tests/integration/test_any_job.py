@@ -119,7 +119,8 @@ def test_a_users_two_topic_job_is_adopted_tuned_cold_profiled_on_its_own_input_a
             sample = store.sample(profile_id)
         finally:
             store.close()
-        assert sample is not None and set(sample.topics) == set(io.input_topics) and len(sample.records) > 10_000
+        # 30 s of the shop's 300 records/s (orders and payments together): most of them, not a trickle
+        assert sample is not None and set(sample.topics) == set(io.input_topics) and len(sample.records) > 6_000
         for run in runs:
             # the copy's committed output was there and parsed: its latency came from the paid_ms of its records
             assert run.steady is not None and run.steady.p99_ms is not None and run.steady.throughput, run
