@@ -18,7 +18,6 @@ from chronos.cli.common import print_json as _print_json
 from chronos.cli.common import stack_dir_of as _stack_dir
 from chronos.errors import InvalidInput
 from chronos.model import format_interval
-from chronos.stack.known_jobs import chronos_job
 from chronos.terminal_text import styled
 
 chaos_app = typer.Typer(help="Break a job on purpose and measure its recovery.", no_args_is_help=True)
@@ -58,6 +57,7 @@ def chaos_kill_taskmanager(
     from chronos.cli import wiring
     from chronos.model import SignalSample
     from chronos.stack.faults import KillTaskManager
+    from chronos.stack.known_jobs import chronos_job
 
     strategy = _strategy(when, before, after, offset, mtbf, seed)
     if warmup <= 0 or hold < 0 or timeout <= 0:
@@ -121,6 +121,7 @@ def chaos_run(
     from chronos.chaos.experiment import load_experiment
     from chronos.chaos.experiment_runner import JournalEvent, run_experiment
     from chronos.cli import wiring
+    from chronos.stack.known_jobs import chronos_job
 
     experiment = load_experiment(file)
     sd = _stack_dir(stack_dir)

@@ -11,7 +11,6 @@ from chronos.cli.common import Bootstrap, StackDir, err, finite, out, say_stale
 from chronos.cli.common import stack_dir_of as _stack_dir
 from chronos.cli.graceful import graceful_stop
 from chronos.errors import InvalidInput
-from chronos.stack.known_jobs import job_io
 
 observe_app = typer.Typer(help="The latency observer (committed output of a job: the demo's, or --job's).",
                           no_args_is_help=True)
@@ -35,6 +34,7 @@ def observe_run(
     from chronos.jobs.observer import observe, write_snapshot
     from chronos.jobs.output import committed_consumer
     from chronos.stack.helpers import helper_dir, start_helper
+    from chronos.stack.known_jobs import job_io
 
     if window <= 0:
         raise InvalidInput("--window must be positive")

@@ -14,7 +14,6 @@ from rich.table import Table
 
 from chronos.cli.common import AsJson, RestUrl, StackDir, err, out, print_json, stack_dir_of, timed_say
 from chronos.model import ClusterShape
-from chronos.stack.known_jobs import running_chronos_jobs
 from chronos.terminal_text import styled
 
 if TYPE_CHECKING:
@@ -125,6 +124,7 @@ def _say_json(proposal: RecoveryProposal, lines: list[str], samples: int) -> Non
 
 def _apply(sd: Path, target: ClusterShape, as_json: bool) -> None:
     from chronos.cli import wiring
+    from chronos.stack.known_jobs import running_chronos_jobs
 
     journal = wiring.journal(sd / "profiles.db")
     start = time.monotonic()

@@ -13,7 +13,6 @@ from rich.table import Table
 from chronos.cli.common import AsJson, StackDir, err, out, say_stale, timed_say
 from chronos.cli.common import print_json as _print_json
 from chronos.cli.common import stack_dir_of as _stack_dir
-from chronos.stack.known_jobs import running_chronos_jobs
 from chronos.terminal_text import styled
 
 if TYPE_CHECKING:
@@ -114,6 +113,7 @@ def stack_reconfigure(
     from chronos.cli import wiring
     from chronos.errors import InvalidInput
     from chronos.model import ClusterShape
+    from chronos.stack.known_jobs import running_chronos_jobs
 
     sd = _stack_dir(stack_dir)
     target = ClusterShape(_checked_settings(settings or []), _spare(spare_taskmanagers))
