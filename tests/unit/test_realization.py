@@ -6,7 +6,6 @@ operator)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -16,32 +15,15 @@ from chronos.k8s.flink_deployment import INTERVAL_KEY, DeploymentRealizer
 from chronos.model import CheckpointSettings, JobSpec
 from chronos.optimizer.decide import Decision
 from chronos.optimizer.evaluate import Assessment
-from chronos.tune.journal import Cadence, Journal, TuneJournal
+from chronos.tune.journal import TuneJournal
 from chronos.tune.realization import Paced, Restarting
 from chronos.tune.retune import Retuner, TunedJob
 from tests.support.clocks import Clock
 from tests.support.fake_cluster import FakeCluster
 from tests.support.fake_operator import FakeOperator
+from tests.support.fake_pacing import FakePacing
 
 SPEC = JobSpec("vehicle-stats", "/jobs/vehicle_stats_job.py")
-
-
-@dataclass
-class FakePacing:
-    journal: Journal
-    paced: list[tuple[str, int, int]] = field(default_factory=list)  # (job id, cadence ms, fallback ms)
-    followed: list[str] = field(default_factory=list)
-
-    def pace(self, job_id: str, cadence_ms: int, fallback_ms: int, explanation: str) -> Cadence:
-        self.paced.append((job_id, cadence_ms, fallback_ms))
-        return self.journal.open_cadence(SPEC.name, job_id, None, cadence_ms, fallback_ms, 0, explanation)
-
-    def take_over(self, job_id: str) -> Cadence | None:
-        held = self.journal.cadences(SPEC.name)
-        return held[-1] if held else None
-
-    def follow(self, job_id: str) -> None:
-        self.followed.append(job_id)
 
 
 def decision(action: Literal["retune", "pace", "keep"], interval_s: float, fallback_s: float | None = None) -> Decision:
@@ -78,7 +60,7 @@ def test_restarting_restarts_with_the_proposed_job_settings_and_tells_the_watch_
 
 def test_paced_changes_the_cadence_with_no_restart(journal: TuneJournal) -> None:
     cluster, retuner, job = on_cluster(journal)
-    pacing = FakePacing(journal)
+    pacing = FakePacing(journal, SPEC.name)
     realized = Paced(pacing, Restarting(retuner, follow=pacing.follow)).realize(job, decision("pace", 5))
     assert realized.retune is None and realized.job.job_id == job.job_id and realized.job.paced_ms == 5000
     assert pacing.paced == [(job.job_id, 5000, 30_000)], "the job's own interval is the fallback"
@@ -87,7 +69,7 @@ def test_paced_changes_the_cadence_with_no_restart(journal: TuneJournal) -> None
 
 def test_paced_restarts_for_a_fallback_change_and_paces_the_new_job_at_once(journal: TuneJournal) -> None:
     _cluster, retuner, job = on_cluster(journal, interval_ms=120_000)
-    pacing = FakePacing(journal)
+    pacing = FakePacing(journal, SPEC.name)
     realized = Paced(pacing, Restarting(retuner, follow=pacing.follow)).realize(job, decision("retune", 5, 20))
     assert realized.retune is not None and realized.retune.outcome == "verified"
     new = realized.job
@@ -99,7 +81,7 @@ def test_paced_restarts_for_a_fallback_change_and_paces_the_new_job_at_once(jour
 def test_a_restart_that_raises_paces_nothing(journal: TuneJournal) -> None:
     cluster, retuner, job = on_cluster(journal, interval_ms=120_000)
     cluster.failing_submissions = 99
-    pacing = FakePacing(journal)
+    pacing = FakePacing(journal, SPEC.name)
     with pytest.raises(Exception):  # noqa: B017 - whatever the realizer raised: the loop finishes it from the journal
         Paced(pacing, Restarting(retuner, follow=pacing.follow)).realize(job, decision("retune", 5, 20))
     assert pacing.paced == []
@@ -109,7 +91,7 @@ def test_paced_over_a_flink_deployment_patches_the_fallback_and_paces_the_upgrad
     ticks, operator = iter(range(10**6)), FakeOperator(interval="120s")
     deployment = DeploymentRealizer(operator, "streaming", "fleet", journal, wall_ms=lambda: next(ticks),
                                     clock=lambda: 0.0, sleep=lambda s: None, interval_in_force=lambda job_id: 20_000)
-    pacing = FakePacing(journal)
+    pacing = FakePacing(journal, SPEC.name)
     job = TunedJob("job-0", JobSpec("fleet-stats", ""), CheckpointSettings(120_000))
     realized = Paced(pacing, Restarting(deployment, follow=pacing.follow)).realize(job, decision("retune", 5, 20))
     assert realized.retune is not None and realized.retune.outcome == "verified"
@@ -119,7 +101,7 @@ def test_paced_over_a_flink_deployment_patches_the_fallback_and_paces_the_upgrad
 
 def test_adoption_takes_a_journaled_cadence_over_only_when_asked(journal: TuneJournal) -> None:
     _cluster, retuner, job = on_cluster(journal)
-    pacing = FakePacing(journal)
+    pacing = FakePacing(journal, SPEC.name)
     paced = Paced(pacing, Restarting(retuner, follow=pacing.follow))
     assert paced.adopt(job, take_over=True).job.paced_ms is None, "nothing journaled: not paced yet"
     journal.open_cadence(SPEC.name, job.job_id, None, 4000, 30_000, 0, "a predecessor's")

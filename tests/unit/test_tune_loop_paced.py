@@ -4,7 +4,6 @@ pacing at the cadence decided, a journaled cadence is taken over at start, and a
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -12,12 +11,13 @@ import pytest
 from chronos.model import CheckpointSettings
 from chronos.optimizer.policy import TunePolicy
 from chronos.tune.fitting import ModelBook
-from chronos.tune.journal import Cadence, Journal, TuneJournal
+from chronos.tune.journal import TuneJournal
 from chronos.tune.loop import LoopSettings, TuneLoop
 from chronos.tune.realization import Paced, Restarting
 from chronos.tune.retune import Retuner, TunedJob
 from tests.support.clocks import Clock
 from tests.support.fake_cluster import FakeCluster
+from tests.support.fake_pacing import FakePacing
 from tests.unit.test_tune_loop import SPEC, Recorder, ScriptedJob, in_process, profile, run_for
 
 POLICY = TunePolicy(latency_p99_ms=1500, recovery_s=60, startup_grace_s=60, cooldown_s=300)
@@ -26,25 +26,6 @@ POLICY = TunePolicy(latency_p99_ms=1500, recovery_s=60, startup_grace_s=60, cool
 @pytest.fixture(scope="module")
 def book() -> ModelBook:
     return ModelBook(profile(), fitter=in_process)
-
-
-@dataclass
-class FakePacing:
-    journal: Journal
-    job_name: str
-    paced: list[tuple[str, int, int]] = field(default_factory=list)  # (job id, cadence ms, fallback ms)
-    followed: list[str] = field(default_factory=list)
-
-    def pace(self, job_id: str, cadence_ms: int, fallback_ms: int, explanation: str) -> Cadence:
-        self.paced.append((job_id, cadence_ms, fallback_ms))
-        return self.journal.open_cadence(self.job_name, job_id, None, cadence_ms, fallback_ms, 0, explanation)
-
-    def take_over(self, job_id: str) -> Cadence | None:
-        held = self.journal.cadences(self.job_name)
-        return held[-1] if held else None
-
-    def follow(self, job_id: str) -> None:
-        self.followed.append(job_id)
 
 
 def paced_loop(tmp_path: Path, book: ModelBook, *, interval_ms: int, dry_run: bool = False):  # type: ignore[no-untyped-def]
