@@ -7,6 +7,7 @@ and no reader of chronos's ever commits for its consumer group. Bad input gets o
 from __future__ import annotations
 
 import json
+import signal
 import threading
 import uuid
 from collections import Counter
@@ -132,6 +133,7 @@ def test_a_users_two_topic_job_is_adopted_tuned_cold_profiled_on_its_own_input_a
         tuner = Tuner("--job", job_id, *TUNE, "--duration", "40s", "--db", str(profile_db), *sd)
         informed = tuner.wait_for(lambda e: e.get("event") == "decision", 60)
         assert informed["mode"] == "models", informed
+        tuner.proc.send_signal(signal.SIGTERM)  # one decision is what this step asks: stopped as a user stops it
         assert tuner.finish(60) == 0
 
         # 4. Bad input, one line each: an event-time path that matches nothing in the recorded records ...
