@@ -85,13 +85,14 @@ class RealStackProgress:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.took: dict[str, float] = {}
+        self.began = time.monotonic()  # each line says when, since the session began: the workers' timelines
 
     def _say(self, line: str) -> None:
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
         if reporter is not None:
             if getattr(getattr(reporter, "_tw", None), "width_of_current_line", 0):
                 reporter.write("\n")  # after a row of dots
-            reporter.write_line(line)
+            reporter.write_line(f"{time.monotonic() - self.began:6.0f} s {line}")
 
     @pytest.hookimpl
     def pytest_runtest_logstart(self, nodeid: str, location: object) -> None:
