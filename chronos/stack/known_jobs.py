@@ -4,14 +4,12 @@ lookup that may lead to a restart refuses it in one line before anything is touc
 
 from __future__ import annotations
 
-import importlib.util
 import time
 from collections.abc import Callable
-from typing import Any
 
 from chronos.errors import ChronosError, InvalidInput
 from chronos.flink.rest import FlinkRestClient
-from chronos.jobs.demo import JOB_FILE as DEMO_PROGRAM
+from chronos.jobs.shipped import program
 from chronos.jobs.topic_offsets import TopicEndOffsets
 from chronos.model import TERMINAL_STATES, JobIO
 from chronos.stack.job_records import JobRecord, JobRecordStore
@@ -24,21 +22,11 @@ def job_io(record: JobRecord) -> JobIO:
     if record.io is not None:
         return record.io
     try:
-        args = _demo_program_args(list(record.spec.args))
+        args = program("vehicle_stats_job").parse_args(list(record.spec.args))
     except SystemExit as exc:
         raise InvalidInput(f"job {record.job_id} has no input/output description; submit it with "
                            "`chronos job submit --file` or register it with `chronos job adopt`") from exc
     return JobIO(args.bootstrap, args.input_topic, args.output_topic)
-
-
-def _demo_program_args(argv: list[str]) -> Any:
-    """The demo program's own parse of its arguments (jobs/flink-programs/vehicle_stats_job.py, loaded from its file:
-    a program is data, outside the import path; it imports only the standard library until Flink runs it)."""
-    spec = importlib.util.spec_from_file_location("chronos_demo_program", DEMO_PROGRAM)
-    assert spec is not None and spec.loader is not None
-    program = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(program)
-    return program.parse_args(argv)
 
 
 def chronos_job(client: FlinkRestClient, records: JobRecordStore, job_id: str | None) -> JobRecord:

@@ -2,7 +2,7 @@
 
 from chronos.jobs.demo import DemoSettings, demo_spec
 from chronos.jobs.fleet import FLUSH_VEHICLE
-from tests.support.programs import program
+from chronos.jobs.shipped import program
 
 job = program("vehicle_stats_job")
 

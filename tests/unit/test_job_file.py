@@ -9,9 +9,8 @@ import pytest
 from chronos.errors import InvalidInput
 from chronos.jobs import job_file
 from chronos.jobs.job_file import SQL_RUNNER, load_job_file
-from chronos.jobs.shipped import shipped
+from chronos.jobs.shipped import program, shipped
 from chronos.model import JobIO
-from tests.support.programs import program
 
 render = program("sql_runner").render
 

@@ -4,9 +4,9 @@ import pytest
 
 from chronos.errors import InvalidInput
 from chronos.jobs.demo import DemoSettings, demo_spec
+from chronos.jobs.shipped import program
 from chronos.model import JobSpec
 from chronos.profiler.copies import profiling_copy
-from tests.support.programs import program
 
 parse_args = program("vehicle_stats_job").parse_args
 
