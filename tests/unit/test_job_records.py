@@ -25,3 +25,17 @@ def test_a_job_is_followed_along_its_replacements_and_a_loop_of_records_ends(tmp
     assert store.current("d" * 32) is None
     store.save(JobRecord(c, spec, CheckpointSettings(8000), replaced_by=a))
     assert store.current(a) is not None, "records that name each other end, not hang"
+
+
+def test_an_old_demo_record_says_its_topics_through_the_demo_programs_own_arguments() -> None:
+    import pytest
+
+    from chronos.errors import InvalidInput
+    from chronos.stack.known_jobs import job_io
+
+    old = JobRecord("a" * 32, JobSpec("demo", "/x.py", ("--bootstrap", "k:1", "--input-topic", "in")),
+                    CheckpointSettings(1000))
+    io = job_io(old)
+    assert (io.bootstrap, io.input_topic, io.output_topic) == ("k:1", "in", "vehicle-stats")
+    with pytest.raises(InvalidInput, match="no input/output description"):
+        job_io(JobRecord("b" * 32, JobSpec("other", "/y.py", ("--unknown",)), CheckpointSettings(1000)))
