@@ -18,7 +18,7 @@ from chronos.stack.local_stack import status
 from chronos.stack.processes import is_alive, running
 from chronos.stack.state import StackState, load_state
 from tests.conftest import BackgroundLoad, DemoJob, wait_until
-from tests.support.quiesce import quiesce
+from tests.support.quiesce import TERMINAL, job_threads, quiesce
 
 pytestmark = pytest.mark.long(2)
 
@@ -77,6 +77,8 @@ def test_kafka_restart_keeps_port_and_topics(stack: StackState, flink: FlinkRest
     quiesce(flink)
     overview = flink.overview()
     assert overview.jobs_running == 0 and overview.slots_available == overview.slots_total, overview
+    assert all(job.state in TERMINAL for job in flink.jobs()), flink.jobs()
+    assert job_threads(flink) == [], "a job's threads are still on a TaskManager"
     topic = f"survives-{uuid.uuid4().hex[:8]}"
     ensure_topics(stack.bootstrap, [topic])
     old = load_state(stack.stack_dir_path)
