@@ -262,5 +262,6 @@ def serve(registry: CollectorRegistry, port: int, address: str = "127.0.0.1",
         return metrics(environ, start_response)  # type: ignore[no-any-return]
 
     server = make_server(address, port, app, server_class=_ThreadingServer, handler_class=_QuietHandler)
-    threading.Thread(target=server.serve_forever, name="metrics-server", daemon=True).start()
+    # shutdown() waits up to one poll interval (0.5 s by default): a stopping tuner should not
+    threading.Thread(target=server.serve_forever, args=(0.05,), name="metrics-server", daemon=True).start()
     return MetricsServer(server, server.server_port)

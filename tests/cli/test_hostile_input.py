@@ -116,7 +116,7 @@ class _Impostor(BaseHTTPRequestHandler):
 @pytest.fixture()
 def impostor() -> Iterator[str]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Impostor)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)  # shutdown() waits one poll
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"

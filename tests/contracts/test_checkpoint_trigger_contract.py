@@ -12,7 +12,13 @@ from dataclasses import dataclass
 
 import pytest
 
+from chronos.flink.distribution import find_distribution
+from chronos.flink.job_control import RestCheckpointTrigger
+from chronos.flink.rest import FlinkRestClient
+from chronos.flink.submit import RestSubmitter
+from chronos.stack.state import StackState
 from chronos.tune.pacer import CheckpointTrigger, TriggerOutcome
+from tests.conftest import DemoJob
 from tests.support.fake_checkpoint_trigger import FakeJob
 
 UNKNOWN_TRIGGER = "f" * 32
@@ -25,22 +31,32 @@ class Subject:
     wait: Callable[[float], None]  # let this much time pass (a fake's clock, or the real one)
 
 
+@pytest.fixture(scope="module")
+def running_demo_job(stack: StackState) -> Iterator[tuple[RestCheckpointTrigger, str]]:
+    """One demo job for the module's real side: no assertion here changes it (a triggered checkpoint only adds one),
+    and a submission with its first checkpoint is most of each test's time."""
+    with FlinkRestClient(stack.rest_url) as flink:
+        demo_job = DemoJob(stack, flink, RestSubmitter(flink, find_distribution().python_jar))
+        try:
+            job_id = demo_job.submit(3_600_000)  # its own checkpoints an hour apart: every one here is triggered
+            trigger = RestCheckpointTrigger(flink)
+            deadline = time.monotonic() + 60
+            while not trigger.pacing_view(job_id).running and time.monotonic() < deadline:
+                time.sleep(0.5)
+            first = trigger.trigger_checkpoint(job_id)
+            assert _outcome(trigger, job_id, first, time.sleep).state == "completed"
+            yield trigger, job_id
+        finally:
+            demo_job.cancel_all()
+
+
 @pytest.fixture(params=["fake", "flink"])
 def subject(request: pytest.FixtureRequest) -> Iterator[Subject]:
     if request.param == "fake":
         job = FakeJob(now=1_000_000, completed=[(1, 990_000)])
         yield Subject(job, "j1", job.wait)
         return
-    from chronos.flink.job_control import RestCheckpointTrigger
-
-    demo_job = request.getfixturevalue("demo_job")
-    job_id = demo_job.submit(3_600_000)  # its own checkpoints an hour apart: every one here is triggered
-    trigger = RestCheckpointTrigger(demo_job.flink)
-    deadline = time.monotonic() + 60
-    while not trigger.pacing_view(job_id).running and time.monotonic() < deadline:
-        time.sleep(0.5)
-    first = trigger.trigger_checkpoint(job_id)
-    assert _outcome(trigger, job_id, first, time.sleep).state == "completed"
+    trigger, job_id = request.getfixturevalue("running_demo_job")
     yield Subject(trigger, job_id, time.sleep)
 
 

@@ -83,7 +83,7 @@ def serving(objects: dict[tuple[str, str], dict[str, Any]]) -> Iterator[tuple[st
     """The API server on a free port: (its URL, its state); stopped on exit."""
     api = KubeApi(objects)
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(api))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)  # shutdown() waits one poll
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}", api

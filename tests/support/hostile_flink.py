@@ -149,7 +149,7 @@ def hostile_flink(answers: Mapping[str, Any] | None = None) -> Iterator[HostileF
         flink.answer(path, reply)
     server = _Server(("127.0.0.1", 0), _Handler)
     server.flink = flink  # type: ignore[attr-defined]
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)  # shutdown() waits one poll
     thread.start()
     flink.url = f"http://127.0.0.1:{server.server_address[1]}"
     try:

@@ -7,16 +7,14 @@ fake clock; the Kafka sink is the only I/O.
 from __future__ import annotations
 
 import time
-import zlib
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
 from chronos.clock import wall_ms
-from chronos.errors import KafkaUnavailable
 from chronos.jobs.fleet import VehicleFleet, flush_event
-from chronos.jobs.kafka_bootstrap import require_reachable
+from chronos.jobs.record_producer import RecordProducer
 from chronos.rates import RateProfile
 
 
@@ -131,40 +129,20 @@ def paced(
 
 
 class KafkaEventSink:
-    """kafka-python producer tuned for throughput (batching; no compression, which would cost CPU beside the job;
-    batch checksums in C through the `crc32c` module)."""
+    """The load generator's events to one topic (chronos.jobs.record_producer says which client, and why)."""
 
     def __init__(self, bootstrap: str, topic: str) -> None:
-        from kafka import KafkaProducer
-        from kafka.errors import KafkaError
-
         self._topic = topic
-        self._partitions: tuple[int, ...] = ()
-        require_reachable(bootstrap)
-        try:
-            self._producer = KafkaProducer(
-                bootstrap_servers=bootstrap, acks="all", linger_ms=5, batch_size=256 * 1024,
-                request_timeout_ms=15000, max_block_ms=15000,
-            )
-        except (KafkaError, OSError, ValueError) as exc:
-            raise KafkaUnavailable(f"cannot reach Kafka at {bootstrap} ({type(exc).__name__})") from exc
+        self._producer = RecordProducer(bootstrap)
 
     def send(self, key: bytes | None, value: bytes, partition: int | None = None) -> None:
-        if partition is None and key is not None:
-            # crc32 is C; kafka-python's default murmur2 is pure Python and costs a sixth of a send.
-            # A key still always maps to one partition, which is all the job's ordering needs.
-            parts = self._partitions or self.partitions()
-            partition = parts[zlib.crc32(key) % len(parts)]
-        self._producer.send(self._topic, value=value, key=key, partition=partition)
+        self._producer.send(self._topic, key, value, partition=partition or 0)
 
     def partitions(self) -> tuple[int, ...]:
-        if not self._partitions:
-            found = self._producer.partitions_for(self._topic) or {0}
-            self._partitions = tuple(sorted(found))
-        return self._partitions
+        return self._producer.partitions(self._topic)
 
     def flush(self) -> None:
-        self._producer.flush(timeout=60)
+        self._producer.flush()
 
     def close(self) -> None:
-        self._producer.close(timeout=10)
+        self._producer.close()

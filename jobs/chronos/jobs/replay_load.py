@@ -6,16 +6,14 @@ can JSON-rewrite and send, a few thousand records/s), each owning the keys `work
 from __future__ import annotations
 
 import threading
-import zlib
 from collections import Counter
 from dataclasses import dataclass
 from multiprocessing.sharedctypes import Synchronized
 from multiprocessing.synchronize import Event
 
-from chronos.errors import KafkaUnavailable
-from chronos.jobs.kafka_bootstrap import require_reachable
 from chronos.jobs.loadgen import LoadProgress, LoadReport, paced
 from chronos.jobs.parallel_load import run_worker_processes
+from chronos.jobs.record_producer import RecordProducer
 from chronos.profiler.event_time import EventTimeFields
 from chronos.profiler.input_sample import InputSample
 from chronos.profiler.replay import OutgoingRecord, ReplayFeed, worker_share
@@ -34,33 +32,10 @@ class ReplayPlan:
     niceness: int = 0  # the producers' OS priority: a profiling copy's input runs below the live job
 
 
-class RecordProducer:
-    """Records to any topic, with their headers and timestamps; keyed records go to crc32(key) modulo the
-    topic's partitions (as the load generator's: a key always lands in one partition)."""
-
-    def __init__(self, bootstrap: str) -> None:
-        from kafka import KafkaProducer
-        from kafka.errors import KafkaError
-
-        require_reachable(bootstrap)
-        try:
-            self._producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=5, batch_size=256 * 1024,
-                                           request_timeout_ms=15000, max_block_ms=15000)
-        except (KafkaError, OSError, ValueError) as exc:
-            raise KafkaUnavailable(f"cannot reach Kafka at {bootstrap} ({type(exc).__name__})") from exc
-        self._partitions: dict[str, tuple[int, ...]] = {}
-
-    def send(self, record: OutgoingRecord) -> None:
-        parts = self._partitions.get(record.topic)
-        if parts is None:
-            parts = self._partitions[record.topic] = tuple(sorted(self._producer.partitions_for(record.topic) or {0}))
-        slot = zlib.crc32(record.key) if record.key is not None else record.partition
-        self._producer.send(record.topic, value=record.value, key=record.key, headers=list(record.headers),
-                            timestamp_ms=record.timestamp_ms, partition=parts[slot % len(parts)])
-
-    def close(self) -> None:
-        self._producer.flush(timeout=60)
-        self._producer.close(timeout=10)
+def send_record(producer: RecordProducer, record: OutgoingRecord) -> None:
+    """A recorded (or made-up) record to its topic, with its headers and timestamp."""
+    producer.send(record.topic, record.key, record.value, partition=record.partition, headers=record.headers,
+                  timestamp_ms=record.timestamp_ms)
 
 
 def _replay(plan: ReplayPlan, index: int, sent: Synchronized, stop: Event) -> LoadReport:  # type: ignore[type-arg]
@@ -75,7 +50,7 @@ def _replay(plan: ReplayPlan, index: int, sent: Synchronized, stop: Event) -> Lo
     def send_batch(batch: int, stamp: int) -> None:
         for _ in range(batch):
             record = feed.next(stamp)
-            producer.send(record)
+            send_record(producer, record)
             counts[record.topic] += 1
 
     def progress(p: LoadProgress) -> None:
@@ -86,7 +61,7 @@ def _replay(plan: ReplayPlan, index: int, sent: Synchronized, stop: Event) -> Lo
     share = len(records) / len(plan.sample.records)  # this worker's keys' part of the rate
     done, elapsed = paced(ScaledRate(plan.profile, share), send_batch, duration_s=plan.duration_s,
                           on_progress=progress, report_every_s=0.5, should_stop=stop.is_set)
-    producer.close()
+    producer.flush()
     with sent.get_lock():
         sent.value += done - last[0]
     return LoadReport(done, elapsed, done / elapsed if elapsed > 0 else 0.0, tuple(sorted(counts.items())))

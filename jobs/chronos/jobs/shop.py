@@ -19,7 +19,8 @@ from datetime import UTC, datetime
 from itertools import accumulate
 
 from chronos.jobs.loadgen import LoadProgress, LoadReport, paced
-from chronos.jobs.replay_load import RecordProducer
+from chronos.jobs.record_producer import RecordProducer
+from chronos.jobs.replay_load import send_record
 from chronos.profiler.replay import OutgoingRecord
 from chronos.rates import RateProfile
 
@@ -87,12 +88,13 @@ def run_shop(
     def send_batch(batch: int, stamp: int) -> None:
         for _ in range(batch):
             record = shop.next(stamp)
-            producer.send(record)
+            send_record(producer, record)
             counts[record.topic] += 1
 
     try:
         sent, elapsed = paced(profile, send_batch, duration_s=duration_s, max_events=max_events,
                               should_stop=should_stop, on_progress=on_progress)
+        producer.flush()
     finally:
         producer.close()
     return LoadReport(sent, elapsed, sent / elapsed if elapsed > 0 else 0.0, tuple(sorted(counts.items())))
