@@ -39,35 +39,26 @@ def cache_dir() -> Path:
     return default_cache_dir()
 
 
-INTEGRATION = Path(__file__).parent / "integration"
-
-
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The order scripts/test.sh's two workers (a stack each) take whole modules in: the longest module first, the
-    short real-stack modules beside it, then the other `long(minutes)` modules, longest first, and last the many small
-    modules that need no job of their own (unit, CLI, contracts, security): they fill whichever worker comes free, so
-    both end together. Two long real-stack modules side by side on two cores slowed each other by half (measured: the
-    profile took 492 s instead of 298 s), and a long module handed out last left the other worker idle (CI: the
-    second profile ran alone for its last 125 s). Two profiles side by side do worse (the `profiling_turn` fixture
-    says why): the worker of the short modules comes free before the longest module (a profile) ends and takes the
-    longest of the others, so the second profile comes second among them, for the longest module's worker; should
-    it start early all the same, `profiling_turn` holds it back."""
+    """The order scripts/test.sh's two workers (a stack each) take whole modules in: the longest module
+    first, the short modules beside it, then the other `long(minutes)` modules, longest first, and last the other
+    modules marked `copies`. Two long real-stack modules side by side on two cores slowed each other by half
+    (measured: the profile took 492 s instead of 298 s), and a long module started last would leave one worker
+    idle. Two profiles side by side do worse (the `profiling_turn` fixture says why): handed out last, the second
+    starts when the longest (a profile too) has long ended, and `profiling_turn` makes sure of it."""
     def minutes(item: pytest.Item) -> float:
         mark = item.get_closest_marker("long")
         return float(mark.args[0]) if mark is not None and mark.args else 0.0
 
     longest = max((minutes(item) for item in items), default=0.0)
-    # the longest module that profiles no copies, after which a second profile is handed out
-    first_long = max((minutes(item) for item in items
-                      if minutes(item) != longest and item.get_closest_marker("copies") is None), default=0.0)
 
     def place(item: pytest.Item) -> tuple[int, float]:
         m = minutes(item)
         if m and m == longest:
             return (0, 0.0)
-        if m:
-            return (2, -first_long + 0.5) if item.get_closest_marker("copies") is not None else (2, -m)
-        return (1, 0.0) if item.path.is_relative_to(INTEGRATION) else (3, 0.0)
+        if item.get_closest_marker("copies") is not None:
+            return (3, -m)
+        return (1, 0.0) if not m else (2, -m)
 
     items.sort(key=place)  # stable: within a module, and among equals, collection order
 
