@@ -4,9 +4,10 @@ Why slots too: a job reads CANCELED once its tasks reported their end, but the T
 closing an exactly-once Kafka writer then. If the next test breaks Kafka at that moment, the close blocks and
 Flink kills the whole TaskManager (seen twice in CI; every later test on that worker then found no slots).
 A slot is given back only after its tasks are gone, we thought; yet CI once more saw a Kafka restart kill a
-TaskManager whose job read CANCELED with every slot free (its exactly-once writer had been restored seconds
-before). So the last word is the TaskManagers' own thread dumps: no task thread, none of a task's helpers and
-no Kafka client thread left on any of them.
+TaskManager right after "no job running, every slot free" (a job's exactly-once writer, restored seconds before,
+was still on it; this helper then gave up silently on any failed reply). So it asks again until its deadline, and
+the last word is the TaskManagers' own thread dumps: no task thread, none of a task's helpers and no Kafka client
+thread left on any of them.
 """
 
 from __future__ import annotations

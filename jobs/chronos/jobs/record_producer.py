@@ -5,20 +5,21 @@ Why: a load runs beside the job under test, on the cores that job needs. Paced a
 against the local broker, kafka-python's producer cost 0.34 of a core (Python per produce request) and the broker
 0.30 (a request every 5 ms); librdkafka lingering 5 ms 0.11 and 0.25, lingering LINGER_MS 0.07 and 0.10 (at 50 ms:
 0.05 and 0.05). The broker's share is per request, so the linger is what saves most; it delays a record by at most
-that long after its event time, against latencies of seconds that the jobs' checkpoints set. Every record is checked: one that
-librdkafka could not deliver within its timeout (it retries meanwhile, idempotently: a retry never writes a record
-twice, which an exactly-once check would count as a duplicate) fails `flush` with one line, so a load never counts
-a record as sent that the broker did not take.
+that long after its event time, against latencies of seconds that the jobs' checkpoints set.
+
+Every record is checked: one that librdkafka could not deliver within its timeout (it retries meanwhile,
+idempotently: a retry never writes a record twice, which an exactly-once check would count as a duplicate) fails
+`flush` with one line, so a load never counts a record as sent that the broker did not take.
 """
 
 from __future__ import annotations
 
-import contextlib
 import zlib
 from collections.abc import Sequence
 
 from chronos.errors import KafkaUnavailable
 from chronos.jobs.kafka_bootstrap import require_reachable
+from chronos.profiler.replay import OutgoingRecord
 
 LINGER_MS = 20
 DELIVERY_TIMEOUT_MS = 60_000  # retried until then: a broker restart of a few seconds loses nothing
@@ -74,6 +75,11 @@ class RecordProducer:
                 self._producer.poll(0.05)
         self._producer.poll(0)  # delivery reports of earlier records
 
+    def send_record(self, record: OutgoingRecord) -> None:
+        """A recorded (or made-up) record to its topic, with its headers and timestamp."""
+        self.send(record.topic, record.key, record.value, partition=record.partition, headers=record.headers,
+                  timestamp_ms=record.timestamp_ms)
+
     def _delivered(self, error: object, _message: object) -> None:
         if error is not None:
             self._failures += 1
@@ -88,6 +94,5 @@ class RecordProducer:
 
     def close(self) -> None:
         """What can still be delivered is; a failure is `flush`'s to say (a close on the way out of another
-        error must not hide it)."""
-        with contextlib.suppress(KafkaUnavailable):
-            self._producer.flush(FLUSH_TIMEOUT_S)
+        error must not raise over it)."""
+        self._producer.flush(FLUSH_TIMEOUT_S)

@@ -16,7 +16,7 @@ from chronos.jobs.parallel_load import run_worker_processes
 from chronos.jobs.record_producer import RecordProducer
 from chronos.profiler.event_time import EventTimeFields
 from chronos.profiler.input_sample import InputSample
-from chronos.profiler.replay import OutgoingRecord, ReplayFeed, worker_share
+from chronos.profiler.replay import ReplayFeed, worker_share
 from chronos.rates import RateProfile, ScaledRate
 
 
@@ -32,12 +32,6 @@ class ReplayPlan:
     niceness: int = 0  # the producers' OS priority: a profiling copy's input runs below the live job
 
 
-def send_record(producer: RecordProducer, record: OutgoingRecord) -> None:
-    """A recorded (or made-up) record to its topic, with its headers and timestamp."""
-    producer.send(record.topic, record.key, record.value, partition=record.partition, headers=record.headers,
-                  timestamp_ms=record.timestamp_ms)
-
-
 def _replay(plan: ReplayPlan, index: int, sent: Synchronized, stop: Event) -> LoadReport:  # type: ignore[type-arg]
     records = worker_share(plan.sample.records, index, plan.workers)
     if not records:
@@ -50,7 +44,7 @@ def _replay(plan: ReplayPlan, index: int, sent: Synchronized, stop: Event) -> Lo
     def send_batch(batch: int, stamp: int) -> None:
         for _ in range(batch):
             record = feed.next(stamp)
-            send_record(producer, record)
+            producer.send_record(record)
             counts[record.topic] += 1
 
     def progress(p: LoadProgress) -> None:

@@ -20,7 +20,6 @@ from itertools import accumulate
 
 from chronos.jobs.loadgen import LoadProgress, LoadReport, paced
 from chronos.jobs.record_producer import RecordProducer
-from chronos.jobs.replay_load import send_record
 from chronos.profiler.replay import OutgoingRecord
 from chronos.rates import RateProfile
 
@@ -88,7 +87,7 @@ def run_shop(
     def send_batch(batch: int, stamp: int) -> None:
         for _ in range(batch):
             record = shop.next(stamp)
-            send_record(producer, record)
+            producer.send_record(record)
             counts[record.topic] += 1
 
     try:
