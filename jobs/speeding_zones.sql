@@ -4,6 +4,8 @@
 -- aggregation with a distinct count (a set of vehicles per zone and window) and four output keys, so
 -- its state and topology differ while the load generator and the latency observer are shared.
 -- Variables: bootstrap, input_topic, output_topic, group_id, transactional_id_prefix.
+-- Its sources fetch at least 64 KiB or wait up to 100 ms (the consumer's defaults answer a fetch as soon as any
+-- record is there: a request per producer batch; flink-programs/vehicle_stats_job.py has the measurement).
 
 CREATE TABLE vehicle_events (
   event_id STRING,
@@ -21,6 +23,8 @@ CREATE TABLE vehicle_events (
   'properties.group.id' = '${group_id}',
   'scan.startup.mode' = 'group-offsets',
   'properties.auto.offset.reset' = 'earliest',
+  'properties.fetch.min.bytes' = '65536',
+  'properties.fetch.max.wait.ms' = '100',
   'format' = 'json',
   'json.ignore-parse-errors' = 'true'
 );
