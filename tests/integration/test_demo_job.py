@@ -4,27 +4,40 @@ from __future__ import annotations
 
 import itertools
 import statistics
+import time
 
 import pytest
 
 from chronos.flink.prometheus_scrape import scrape, source_records_out
 from chronos.flink.rest import FlinkRestClient
-from chronos.jobs.latency import LatencyWindow
+from chronos.jobs.latency import LatencySnapshot, LatencyWindow
 from chronos.jobs.observer import observe
 from chronos.jobs.output import committed_consumer
 from tests.conftest import BackgroundLoad, DemoJob, wait_until
 
 
 def test_records_flow_end_to_end_under_load(demo_job: DemoJob, flink: FlinkRestClient) -> None:
+    """The load runs until the test ends and the output is observed for 18 s from its first committed record: a
+    job whose tasks start slowly beside another worker's load (its first commit waits for every task and a
+    checkpoint) is still observed for as long, and the source rate is read while records still flow (0 reads as no
+    rate). With a 25 s load and 18 s of observing from submission, one CI run saw no output at all, another no
+    source rate within the 30 s after it."""
     job_id = demo_job.submit(interval_ms=2000)
-    load = BackgroundLoad(demo_job.stack.bootstrap, demo_job.settings.input_topic, rate=1000, duration_s=25)
+    load = BackgroundLoad(demo_job.stack.bootstrap, demo_job.settings.input_topic, rate=1000, duration_s=600)
+    first_output: list[float] = []
+
+    def seen(snapshot: LatencySnapshot) -> None:
+        if snapshot.records and not first_output:
+            first_output.append(time.monotonic())
+
     try:
         consumer = committed_consumer(demo_job.stack.bootstrap, demo_job.settings.output_topic, from_beginning=True)
         try:
-            snapshot = observe(consumer, LatencyWindow(30), lambda s: None, duration_s=18)
+            snapshot = observe(consumer, LatencyWindow(30), seen, duration_s=120,
+                               should_stop=lambda: bool(first_output) and time.monotonic() - first_output[0] >= 18)
         finally:
             consumer.close()
-        assert snapshot.records > 0, "no committed output reached the observer"
+        assert snapshot.records > 0, "no committed output reached the observer in 120 s"
         assert snapshot.events > 1000
         assert snapshot.p99_ms is not None and 0 < snapshot.p99_ms < 60_000
         rate = wait_until(lambda: flink.source_throughput(job_id), 30, what="a source throughput metric")
