@@ -39,44 +39,25 @@ def cache_dir() -> Path:
     return default_cache_dir()
 
 
-def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
-    """How scripts/test.sh's two workers (a stack each) share the suite: whole modules, as workers come free (a
-    module's tests may share a module-scoped run), except that the modules marked `copies` are one unit, run one
-    after the other by one worker. Two profiles side by side do worse than one after the other (`profiling_turn`
-    says why); as separate modules the second could only be handed out last, and the other worker sat idle for the
-    ~250 s it ran alone (CI). xdist's own `--dist loadgroup` would do this, but it marks an item's group in its node
-    id (`item._nodeid`), which pytest 9 no longer has: hence a scheduler of ours, hand-written on xdist's
-    LoadScopeScheduling. The controller sees node ids, not markers: the unit's modules are named in PROFILES."""
-    from xdist.scheduler import LoadScopeScheduling  # type: ignore[import-untyped]
-
-    class ModulesAndProfiles(LoadScopeScheduling):  # type: ignore[misc]
-        def _split_scope(self, nodeid: str) -> str:
-            module = nodeid.split("::", 1)[0]
-            return "profiles" if module in PROFILES else module
-
-    return ModulesAndProfiles(config, log)
-
-
-# The modules that profile a job on copies (marked `copies`): one unit of the schedule, in this order.
-PROFILES = ("tests/integration/test_any_job.py", "tests/integration/test_profiling.py")
-
-
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The order the workers take the units in: the profiles first (the longest unit: on one worker while the other
-    takes every other module), then the short modules, then the other `long(minutes)` modules, longest first (two
-    long real-stack modules side by side on two cores slowed each other by half, measured: the profile took 492 s
-    instead of 298 s)."""
+    """The order scripts/test.sh's two workers (a stack each) take whole modules in: the longest module
+    first, the short modules beside it, then the other `long(minutes)` modules, longest first, and last the other
+    modules marked `copies`. Two long real-stack modules side by side on two cores slowed each other by half
+    (measured: the profile took 492 s instead of 298 s), and a long module started last would leave one worker
+    idle. Two profiles side by side do worse (the `profiling_turn` fixture says why): handed out last, the second
+    starts when the longest (a profile too) has long ended, and `profiling_turn` makes sure of it."""
     def minutes(item: pytest.Item) -> float:
         mark = item.get_closest_marker("long")
         return float(mark.args[0]) if mark is not None and mark.args else 0.0
 
+    longest = max((minutes(item) for item in items), default=0.0)
+
     def place(item: pytest.Item) -> tuple[int, float]:
         m = minutes(item)
-        module = item.nodeid.split("::", 1)[0]
-        if module in PROFILES:
-            assert item.get_closest_marker("copies") is not None, f"{module} is in PROFILES but not marked copies"
-            return (0, PROFILES.index(module))
-        assert item.get_closest_marker("copies") is None, f"{module} profiles on copies: add it to PROFILES"
+        if m and m == longest:
+            return (0, 0.0)
+        if item.get_closest_marker("copies") is not None:
+            return (3, -m)
         return (1, 0.0) if not m else (2, -m)
 
     items.sort(key=place)  # stable: within a module, and among equals, collection order
