@@ -40,12 +40,15 @@ def cache_dir() -> Path:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The order scripts/test.sh's two workers (a stack each) take whole modules in: the longest module
-    first, the short modules beside it, then the other `long(minutes)` modules, longest first, and last the other
-    modules marked `copies`. Two long real-stack modules side by side on two cores slowed each other by half
-    (measured: the profile took 492 s instead of 298 s), and a long module started last would leave one worker
-    idle. Two profiles side by side do worse (the `profiling_turn` fixture says why): handed out last, the second
-    starts when the longest (a profile too) has long ended, and `profiling_turn` makes sure of it."""
+    """The order scripts/test.sh's two workers (a stack each) take whole modules in: the longest real-stack module
+    first, the short ones beside it, then the other `long(minutes)` modules, longest first, then the other modules
+    marked `copies`, and last everything outside tests/integration (unit, CLI, contract, security tests: many
+    modules of seconds each). Two long real-stack modules side by side on two cores slowed each other by half
+    (measured: the profile took 492 s instead of 298 s). xdist hands a worker its next module while it runs its
+    last test, so the module handed out last can start while the other worker runs out of work: the small modules
+    last fill both workers to the end (with a profile last, one worker sat idle for its 251-343 s in CI). Two
+    profiles side by side do worse (the `profiling_turn` fixture says why): handed out after every other long
+    module, the second starts when the longest (a profile too) has long ended, and `profiling_turn` makes sure."""
     def minutes(item: pytest.Item) -> float:
         mark = item.get_closest_marker("long")
         return float(mark.args[0]) if mark is not None and mark.args else 0.0
@@ -54,6 +57,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
     def place(item: pytest.Item) -> tuple[int, float]:
         m = minutes(item)
+        if not item.nodeid.startswith("tests/integration/"):
+            return (4, 0.0)
         if m and m == longest:
             return (0, 0.0)
         if item.get_closest_marker("copies") is not None:

@@ -13,12 +13,16 @@ from tests.support.cli import assert_one_line_error, chronos, submit_demo
 
 pytestmark = pytest.mark.long(3)
 
+# The loads here run at 500 events/s, about half of what the demo job takes on two busy cores (1,145/s measured in
+# CI): at 1,000/s a killed TaskManager's backlog once did not drain at all beside the other worker's tests, and the
+# job was not judged recovered within the 150 s timeout; when it did, the catch-up was most of the test's time.
+
 
 def test_kill_taskmanager_reports_a_measured_recovery(stack: StackState, flink: FlinkRestClient) -> None:
     sd = ["--stack-dir", stack.stack_dir]
     job_id = submit_demo(stack, "3s")
     try:
-        assert chronos("load", "run", "--rate", "1000", "--background", *sd).returncode == 0
+        assert chronos("load", "run", "--rate", "500", "--background", *sd).returncode == 0
         done = chronos("chaos", "kill-taskmanager", "--job", job_id, "--when", "worst-case", "--before", "1",
                        "--warmup", "10", "--hold", "5", "--timeout", "150", "--json", *sd, timeout=300)
         assert done.returncode == 0, done.stderr
@@ -83,12 +87,12 @@ def test_failing_hypothesis_stops_before_injecting_and_rollbacks_run(stack: Stac
 
 OWN_LOAD = """
 title: TaskManager loss with the experiment's own bounded load
-load: {rate: 1000, vehicles: 100, verify-timeout-s: 120}
+load: {rate: 500, vehicles: 100, verify-timeout-s: 120}
 steady-state-hypothesis:
   title: the load gets through
   window-s: 12
   probes:
-    - {name: throughput near the load, signal: throughput, around: 1000, tolerance-pct: 40}
+    - {name: throughput near the load, signal: throughput, around: 500, tolerance-pct: 40}
 method:
   - fault: kill-taskmanager
     when: {strategy: worst-case, before-s: 1}
