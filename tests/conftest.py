@@ -40,30 +40,39 @@ def cache_dir() -> Path:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The order scripts/test.sh's two workers (a stack each) take whole modules in: the longest real-stack module
-    first, the short ones beside it, then the other `long(minutes)` modules, longest first, then the other modules
-    marked `copies`, and last everything outside tests/integration (unit, CLI, contract, security tests: many
-    modules of seconds each). Two long real-stack modules side by side on two cores slowed each other by half
-    (measured: the profile took 492 s instead of 298 s). xdist hands a worker its next module while it runs its
-    last test, so the module handed out last can start while the other worker runs out of work: the small modules
-    last fill both workers to the end (with a profile last, one worker sat idle for its 251-343 s in CI). Two
-    profiles side by side do worse (the `profiling_turn` fixture says why): handed out after every other long
-    module, the second starts when the longest (a profile too) has long ended, and `profiling_turn` makes sure."""
+    """The order scripts/test.sh's two workers (a stack each) take whole modules in: the longest module
+    first, the short modules beside it, then the other `long(minutes)` modules, longest first, with the other
+    modules marked `copies` (a second profile) handed out while long modules of about its own minutes are left.
+    Two long real-stack modules side by side on two cores slowed each other by half (measured: the profile took
+    492 s instead of 298 s), and a long module started last would leave one worker idle: xdist hands a worker its
+    next modules while it still runs its last tests, so the profile handed out last ran alone for 251-325 s in CI
+    while the other worker had nothing left. Two profiles side by side do worse (the `profiling_turn` fixture says
+    why): the second is handed out after every long module but the last few, long after the longest (a profile
+    too) has ended, and `profiling_turn` makes sure of it."""
     def minutes(item: pytest.Item) -> float:
         mark = item.get_closest_marker("long")
         return float(mark.args[0]) if mark is not None and mark.args else 0.0
 
     longest = max((minutes(item) for item in items), default=0.0)
+    long_modules = {item.nodeid.split("::")[0]: minutes(item) for item in items if 0 < minutes(item) < longest
+                    and item.get_closest_marker("copies") is None}
+
+    def handed_out(m: float) -> float:
+        """A copies module's rank among the long ones: before those whose minutes, from the shortest up, reach m."""
+        left = 0.0
+        for n in sorted(long_modules.values()):
+            left += n
+            if left >= m:
+                return -n - 0.5
+        return float("-inf")
 
     def place(item: pytest.Item) -> tuple[int, float]:
         m = minutes(item)
-        if not item.nodeid.startswith("tests/integration/"):
-            return (4, 0.0)
         if m and m == longest:
             return (0, 0.0)
-        if item.get_closest_marker("copies") is not None:
-            return (3, -m)
-        return (1, 0.0) if not m else (2, -m)
+        if not m:
+            return (1, 0.0)
+        return (2, handed_out(m) if item.get_closest_marker("copies") is not None else -m)
 
     items.sort(key=place)  # stable: within a module, and among equals, collection order
 
@@ -143,14 +152,22 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StackState]:
         assert not survivors, f"processes survived `stack down`: {survivors}"
 
 
+# WARN lines every TaskManager of the suite's jobs logs, dozens of times: they crowded the cause of a TaskManager
+# that exited (code 1) out of the first lines shown in CI.
+_NOISE = ("Name collision: Group already contains a Metric", "Error while loading kafka-version.properties")
+
+
 def _last_taskmanager_words(state: StackState, lines: int = 12, causes: int = 20) -> str:
-    """The dead TaskManager's own account: its log's first WARN/ERROR lines (the cause; a tail alone showed only the
-    shutdown when a Kafka restart killed one in CI) and its last lines."""
+    """The dead TaskManager's own account: its log's first and last WARN/ERROR lines (the cause; a tail alone showed
+    only the shutdown when a Kafka restart killed one in CI) and its last lines."""
     logs = sorted(Path(state.flink_home, "log").glob("*taskexecutor*"), key=lambda p: p.stat().st_mtime)
     said = []
     for p in logs[-2:]:
         text = p.read_text(errors="replace").splitlines()
-        flagged = [line for line in text if " WARN " in line or " ERROR " in line or "Fatal" in line][:causes]
+        flagged = [line for line in text if (" WARN " in line or " ERROR " in line or "Fatal" in line)
+                   and not any(noise in line for noise in _NOISE)]
+        if len(flagged) > causes:  # the first (what began it) and the last (what ended it)
+            flagged = [*flagged[:causes // 2], "...", *flagged[-causes // 2:]]
         said.append(f"--- {p.name}\n" + "\n".join([*flagged, "...", *text[-lines:]] if flagged else text[-lines:]))
     return "\n".join(said)
 
