@@ -41,38 +41,24 @@ def cache_dir() -> Path:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The order scripts/test.sh's two workers (a stack each) take whole modules in: the longest module
-    first, the short modules beside it, then the other `long(minutes)` modules, longest first, with the other
-    modules marked `copies` (a second profile) handed out while long modules of about its own minutes are left.
-    Two long real-stack modules side by side on two cores slowed each other by half (measured: the profile took
-    492 s instead of 298 s), and a long module started last would leave one worker idle: xdist hands a worker its
-    next modules while it still runs its last tests, so the profile handed out last ran alone for 251-325 s in CI
-    while the other worker had nothing left. Two profiles side by side do worse (the `profiling_turn` fixture says
-    why): the second is handed out after every long module but the last few, long after the longest (a profile
-    too) has ended, and `profiling_turn` makes sure of it."""
+    first, the short modules beside it, then the other `long(minutes)` modules, longest first, and last the other
+    modules marked `copies`. Two long real-stack modules side by side on two cores slowed each other by half
+    (measured: the profile took 492 s instead of 298 s), and a long module started last would leave one worker
+    idle. Two profiles side by side do worse (the `profiling_turn` fixture says why): handed out last, the second
+    starts when the longest (a profile too) has long ended, and `profiling_turn` makes sure of it."""
     def minutes(item: pytest.Item) -> float:
         mark = item.get_closest_marker("long")
         return float(mark.args[0]) if mark is not None and mark.args else 0.0
 
     longest = max((minutes(item) for item in items), default=0.0)
-    long_modules = {item.nodeid.split("::")[0]: minutes(item) for item in items if 0 < minutes(item) < longest
-                    and item.get_closest_marker("copies") is None}
-
-    def handed_out(m: float) -> float:
-        """A copies module's rank among the long ones: before those whose minutes, from the shortest up, reach m."""
-        left = 0.0
-        for n in sorted(long_modules.values()):
-            left += n
-            if left >= m:
-                return -n - 0.5
-        return float("-inf")
 
     def place(item: pytest.Item) -> tuple[int, float]:
         m = minutes(item)
         if m and m == longest:
             return (0, 0.0)
-        if not m:
-            return (1, 0.0)
-        return (2, handed_out(m) if item.get_closest_marker("copies") is not None else -m)
+        if item.get_closest_marker("copies") is not None:
+            return (3, -m)
+        return (1, 0.0) if not m else (2, -m)
 
     items.sort(key=place)  # stable: within a module, and among equals, collection order
 

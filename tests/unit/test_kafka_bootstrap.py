@@ -1,9 +1,11 @@
 import socket
+import time
 
 import pytest
 
 from chronos.errors import InvalidInput, KafkaUnavailable
 from chronos.jobs.kafka_bootstrap import parse_bootstrap, require_reachable
+from chronos.jobs.topics import broker_answers
 from chronos.stack.ports import free_ports
 
 
@@ -27,3 +29,11 @@ def test_one_listening_server_is_enough() -> None:
         server.bind(("127.0.0.1", 0))
         server.listen()
         require_reachable(f"127.0.0.1:{free_ports(1)[0]},127.0.0.1:{server.getsockname()[1]}")
+
+
+def test_a_broker_not_up_yet_is_answered_for_within_seconds() -> None:
+    """`wait_ready` polls `broker_answers` until a restarted broker answers: each call says why not within seconds
+    (with the client's defaults one call took 30 s, trying ever further apart)."""
+    started = time.monotonic()
+    why = broker_answers(f"127.0.0.1:{free_ports(1)[0]}")
+    assert why is not None and "bootstrap" in why.lower() and time.monotonic() - started < 6
