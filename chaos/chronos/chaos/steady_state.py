@@ -2,13 +2,11 @@
 
 Each signal gets a band of median +- k robust standard deviations (1.4826 * MAD) of its pre-fault
 values, widened to at least a small share of the median so a perfectly flat series does not make
-any wobble look like an anomaly. Throughput is two-sided (a catch-up burst is not steady state);
-lag and latency are one-sided (lower is never a problem). Where the lag is known, a catch-up is what the lag says:
-a job whose lag is back in its band has caught up, and a throughput above its band is only read from a batch of
-fetches landing in one 0.5 s sample. At 500 events/s these read 550-595 against a band learnt as 420-552 from a
-12 s warm-up, every few samples: a job caught up within a second of running again was "not recovered" for the
-whole 150 s of a chaos experiment, and a profile's copy for its 120 s timeout. Without a lag, throughput stays
-two-sided.
+any wobble look like an anomaly. Lag and latency are one-sided (lower is never a problem). Throughput is
+two-sided (a catch-up burst is not steady state) only where no lag was learnt: where it was, the lag says whether
+the job has caught up, and a throughput above its band is a batch of fetches landing in one 0.5 s sample. At 500
+events/s such samples read 550-595 every few readings against a band of 420-552 learnt from a 12 s warm-up, and a
+chaos experiment's job, caught up within a second of running again, was "not recovered" for its whole 150 s.
 
 Latency's band reaches at least one checkpoint interval above its median: an exactly-once job's output is
 visible at the checkpoint commit after it, so its latency carries the phase of the checkpoints against the job's
