@@ -5,7 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 # Two workers, each with a stack of its own; whole modules are handed out as workers come free (a module's
-# tests may share a module-scoped run), the long ones first (tests/conftest.py). Most of the suite waits on
+# tests may share a module-scoped run), the long ones first (tests/conftest.py), one module ahead at most
+# (tests/support/module_scheduling.py: `--dist loadfile` is its base). Most of the suite waits on
 # Flink (failure detection, checkpoints, steady windows), so two workers fit on two cores.
 # The stacks' JVMs compile with C1 only: a test's JVM lives a minute or two, and C2's compilations on two cores
 # slow the suite more than the faster code gains (the stacks, profiling clusters and `chronos stack up` in tests

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import fcntl
 import os
+import shutil
+import tempfile
 import threading
 import time
 import uuid
@@ -16,6 +18,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from xdist.workermanage import WorkerController
 
 from chronos.flink.distribution import find_distribution
 from chronos.flink.rest import FlinkRestClient
@@ -31,6 +34,7 @@ from chronos.stack.local_stack import StackOptions, down, status, up
 from chronos.stack.locations import default_cache_dir
 from chronos.stack.service_account import DEFAULT_SERVICE_USER
 from chronos.stack.state import StackState, load_state
+from tests.support.module_scheduling import EXCLUSIVE_FILE_KEY, OneModuleAhead, announce_exclusive
 from tests.support.processes import leftovers
 from tests.support.quiesce import quiesce
 
@@ -39,13 +43,13 @@ def cache_dir() -> Path:
     return default_cache_dir()
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The order scripts/test.sh's two workers (a stack each) take whole modules in: the longest module
-    first, the short modules beside it, then the other `long(minutes)` modules, longest first, and last the other
-    modules marked `copies`. Two long real-stack modules side by side on two cores slowed each other by half
-    (measured: the profile took 492 s instead of 298 s), and a long module started last would leave one worker
-    idle. Two profiles side by side do worse (the `profiling_turn` fixture says why): handed out last, the second
-    starts when the longest (a profile too) has long ended, and `profiling_turn` makes sure of it."""
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The order scripts/test.sh's two workers (a stack each) take whole modules in: the longest module first, the
+    short modules beside it, then the other `long(minutes)` modules, longest first, and last the other modules marked
+    `copies`. Two long real-stack modules side by side on two cores slowed each other by half (measured: the profile
+    took 492 s instead of 298 s). Two profiles side by side do worse (the `profiling_turn` fixture says why): handed
+    out last, the second starts when the longest (a profile too) has long ended, and the scheduler
+    (tests.support.module_scheduling) never hands it to a worker while another runs a profile."""
     def minutes(item: pytest.Item) -> float:
         mark = item.get_closest_marker("long")
         return float(mark.args[0]) if mark is not None and mark.args else 0.0
@@ -61,6 +65,23 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         return (1, 0.0) if not m else (2, -m)
 
     items.sort(key=place)  # stable: within a module, and among equals, collection order
+    announce_exclusive(config, {item.nodeid.split("::")[0] for item in items if item.get_closest_marker("copies")})
+
+
+_EXCLUSIVE_FILE = pytest.StashKey[Path]()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: WorkerController) -> None:
+    """Where the workers say which modules take turns: the controller's scheduler never sees marks."""
+    node.workerinput[EXCLUSIVE_FILE_KEY] = str(node.config.stash[_EXCLUSIVE_FILE])
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> OneModuleAhead | None:
+    if config.getoption("dist") != "loadfile" or _EXCLUSIVE_FILE not in config.stash:
+        return None  # another --dist asked for on the command line: xdist's own
+    return OneModuleAhead(config, config.stash[_EXCLUSIVE_FILE], log)
 
 
 @pytest.fixture
@@ -112,6 +133,9 @@ def pytest_configure(config: pytest.Config) -> None:
     # The xdist controller: workers' own output is not shown, their reports are relayed to it.
     if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
         config.pluginmanager.register(RealStackProgress(config), "chronos-real-stack-progress")
+        handout = Path(tempfile.mkdtemp(prefix="chronos-handout-"))
+        config.stash[_EXCLUSIVE_FILE] = handout / "exclusive-modules.json"
+        config.add_cleanup(lambda: shutil.rmtree(handout, ignore_errors=True))
 
 
 # The suite's stacks find a killed TaskManager after two missed 1 s heartbeats (~2 s) instead of Flink's ~20 s

@@ -57,7 +57,7 @@ def test_a_killed_fit_child_and_a_broker_restart_do_not_stop_the_tuner(own_stack
     port = free_ports(1)[0]
     tuner: Tuner | None = None
     try:
-        assert chronos("load", "run", "--rate", "500", "--background", *sd).returncode == 0
+        assert chronos("load", "run", "--rate", "100", "--background", *sd).returncode == 0
         tuner = Tuner("--job", job_id, *TARGETS, *FAST, "--db", str(db), "--metrics-port", str(port), *sd)
         os.kill(_fit_child(tuner, 60).pid, signal.SIGKILL)
         failed = tuner.wait_for(lambda e: e["event"] == "fit-failed", 60)

@@ -18,9 +18,9 @@ def replay_bound(seed: int = 1, noise: float = 0.03) -> list[Observation]:
     return out
 
 
-def recovery_truth(interval_s: float, rate: float, fixed_s: float = 15.0) -> float:
-    """Fixed phases (detection, restart) and the replay of an interval's input at 2,000 records/s."""
-    return fixed_s + interval_s * rate / 2000
+def recovery_truth(interval_s: float, rate: float, fixed_s: float = 15.0, drain_rate: float = 2000.0) -> float:
+    """Fixed phases (detection, restart) and the replay of an interval's input at `drain_rate` records/s."""
+    return fixed_s + interval_s * rate / drain_rate
 
 
 def latency_truth(interval_s: float, rate: float) -> float:
