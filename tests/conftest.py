@@ -45,11 +45,11 @@ def cache_dir() -> Path:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """The order scripts/test.sh's two workers (a stack each) take whole modules in: the longest module first, the
-    short modules beside it, then the other `long(minutes)` modules, longest first, and last the other modules marked
-    `copies`. Two long real-stack modules side by side on two cores slowed each other by half (measured: the profile
-    took 492 s instead of 298 s). Two profiles side by side do worse (the `profiling_turn` fixture says why): handed
-    out last, the second starts when the longest (a profile too) has long ended, and the scheduler
-    (tests.support.module_scheduling) never hands it to a worker while another runs a profile."""
+    short modules beside it, then the other `long(minutes)` modules, longest first, so that the last modules handed
+    out are the shortest and both workers end together. The modules marked `copies` profile, one at a time (the
+    `profiling_turn` fixture says why): the scheduler (tests.support.module_scheduling) passes one over while the
+    other worker runs a profile. Handed out last instead, the second profile ran alone for 130-315 s at the end of
+    the suite (CI at f981a34 and 3b3001b), beside a one-minute module that took 158 s next to it."""
     def minutes(item: pytest.Item) -> float:
         mark = item.get_closest_marker("long")
         return float(mark.args[0]) if mark is not None and mark.args else 0.0
@@ -60,8 +60,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         m = minutes(item)
         if m and m == longest:
             return (0, 0.0)
-        if item.get_closest_marker("copies") is not None:
-            return (3, -m)
         return (1, 0.0) if not m else (2, -m)
 
     items.sort(key=place)  # stable: within a module, and among equals, collection order

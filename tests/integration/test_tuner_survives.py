@@ -1,41 +1,27 @@
-"""`chronos tune` is meant to run for weeks: on a real stack of its own (it restarts the broker), its
-model-fitting child is killed and the broker restarted under it, and it is still deciding afterwards,
-says the outage, and its liveness endpoint stays healthy. The 30-minute soak with every fault is
-`bench/soak.py`; this is its short version."""
+"""`chronos tune` is meant to run for weeks: its model-fitting child is killed and the worker's broker restarted
+under it (back on its port with its topics, as test_local_faults checks), and it is still deciding afterwards, says
+the outage, and its liveness endpoint stays healthy. The 30-minute soak with every fault is `bench/soak.py`; this is its
+short version."""
 
 from __future__ import annotations
 
 import os
 import signal
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import psutil
 import pytest
 
+from chronos.flink.rest import FlinkRestClient
 from chronos.stack.faults import RestartKafka
-from chronos.stack.local_stack import StackOptions, down, up
 from chronos.stack.ports import free_ports
 from chronos.stack.state import StackState
-from tests.conftest import cache_dir
 from tests.support.cli import chronos, submit_demo
-from tests.support.processes import leftovers
-from tests.support.tuning import FAST, TARGETS, Tuner, job_name, write_profile
+from tests.support.tuning import FAST, TARGETS, Tuner, cancel_all, job_name, write_profile
 
 pytestmark = pytest.mark.long(1)
-
-
-@pytest.fixture(scope="module")
-def own_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StackState]:
-    stack_dir = tmp_path_factory.mktemp("survives")
-    state, _ = up(StackOptions(stack_dir, cache_dir(), slots=2, jvm_opts=os.environ.get("CHRONOS_JVM_OPTS", "")))
-    try:
-        yield state
-    finally:
-        down(stack_dir, purge=True)
-        assert leftovers(stack_dir) == []
 
 
 def _fit_child(tuner: Tuner, timeout_s: float) -> psutil.Process:
@@ -49,11 +35,13 @@ def _fit_child(tuner: Tuner, timeout_s: float) -> psutil.Process:
     raise AssertionError("no model-fitting child appeared")
 
 
-def test_a_killed_fit_child_and_a_broker_restart_do_not_stop_the_tuner(own_stack: StackState, tmp_path: Path) -> None:
-    sd = ["--stack-dir", own_stack.stack_dir]
-    job_id = submit_demo(own_stack, "10s")
+def test_a_killed_fit_child_and_a_broker_restart_do_not_stop_the_tuner(stack: StackState, flink: FlinkRestClient,
+                                                                       tmp_path: Path) -> None:
+    sd = ["--stack-dir", stack.stack_dir]
+    job_id = submit_demo(stack, "10s")
     db = tmp_path / "chronos.db"
-    write_profile(db, job_name(own_stack, job_id))
+    name = job_name(stack, job_id)
+    write_profile(db, name)
     port = free_ports(1)[0]
     tuner: Tuner | None = None
     try:
@@ -64,7 +52,7 @@ def test_a_killed_fit_child_and_a_broker_restart_do_not_stop_the_tuner(own_stack
         assert "died" in failed["error"]
         tuner.wait_for(lambda e: e["event"] == "decision", 120)
 
-        RestartKafka(own_stack.stack_dir_path, down_s=8).inject()  # down for 4 collections, however fast it restarts
+        RestartKafka(stack.stack_dir_path, down_s=8).inject()  # down for 4 collections, however fast it restarts
         restarted = len(tuner.events)
         tuner.wait_for(lambda e: e["event"] == "decision" and tuner.events.index(e) > restarted, 90)
         outages = [e for e in tuner.events if e["event"] == "outage"]
@@ -79,4 +67,4 @@ def test_a_killed_fit_child_and_a_broker_restart_do_not_stop_the_tuner(own_stack
         if tuner is not None:
             tuner.kill()
         chronos("load", "stop", *sd)
-        chronos("job", "stop", job_id, *sd)
+        cancel_all(flink, name)  # the worker's stack goes on to other tests
