@@ -45,25 +45,34 @@ def cache_dir() -> Path:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """The order scripts/test.sh's two workers (a stack each) take whole modules in: the longest module first, the
-    short modules beside it, then the other `long(minutes)` modules, longest first, so that the last modules handed
-    out are the shortest and both workers end together. The modules marked `copies` profile, one at a time (the
-    `profiling_turn` fixture says why): the scheduler (tests.support.module_scheduling) passes one over while the
-    other worker runs a profile. Handed out last instead, the second profile ran alone for 130-315 s at the end of
-    the suite (CI at f981a34 and 3b3001b), beside a one-minute module that took 158 s next to it."""
+    short real-stack modules beside it, then the other `long(minutes)` modules, longest first, and last the modules
+    that need no stack (seconds each), so that the worker that frees first fills the time the other's last long
+    module takes, and a worker that must know its next module before it runs its last test holds a short one.
+    The modules marked `copies` profile, one at a time (the `profiling_turn` fixture says why): the scheduler
+    (tests.support.module_scheduling) passes one over while the other worker runs a profile. Handed out last
+    instead, the second profile ran alone for 130-315 s at the end of the suite (CI at f981a34 and 3b3001b), beside
+    a one-minute module that took 158 s next to it."""
     def minutes(item: pytest.Item) -> float:
         mark = item.get_closest_marker("long")
         return float(mark.args[0]) if mark is not None and mark.args else 0.0
 
     longest = max((minutes(item) for item in items), default=0.0)
+    on_a_stack = {module(item) for item in items if "stack" in getattr(item, "fixturenames", ())}
 
     def place(item: pytest.Item) -> tuple[int, float]:
         m = minutes(item)
         if m and m == longest:
             return (0, 0.0)
-        return (1, 0.0) if not m else (2, -m)
+        if m:
+            return (2, -m)
+        return (1, 0.0) if module(item) in on_a_stack else (3, 0.0)
 
     items.sort(key=place)  # stable: within a module, and among equals, collection order
-    announce_exclusive(config, {item.nodeid.split("::")[0] for item in items if item.get_closest_marker("copies")})
+    announce_exclusive(config, {module(item) for item in items if item.get_closest_marker("copies")})
+
+
+def module(item: pytest.Item) -> str:
+    return item.nodeid.split("::")[0]
 
 
 _EXCLUSIVE_FILE = pytest.StashKey[Path]()
@@ -180,25 +189,34 @@ def _last_taskmanager_words(state: StackState, lines: int = 12, causes: int = 20
     return "\n".join(said)
 
 
-@pytest.fixture(autouse=True)
-def _stack_left_whole(request: pytest.FixtureRequest) -> Iterator[None]:
-    """A TaskManager that died in a test is said (with its last log lines, in the warnings summary) and
-    replaced, so one test's casualty is not every later test's on this worker's shared stack."""
-    yield
-    if "stack" not in request.fixturenames:
-        return
+def _replace_dead_taskmanagers(request: pytest.FixtureRequest, said: str) -> None:
     state: StackState = request.getfixturevalue("stack")
     found = status(state.stack_dir_path)
     dead = [c.name for c in found.components if c.name.startswith("flink-taskmanager") and not c.alive]
     if not dead:
         return
-    warnings.warn(f"{request.node.nodeid} left {', '.join(dead)} dead; replaced.\n"
+    warnings.warn(f"{request.node.nodeid}: {', '.join(dead)} {said}; replaced.\n"
                   f"{_last_taskmanager_words(state)}", stacklevel=1)
     KillTaskManager(state.stack_dir_path).rollback()
     live = len(load_state(state.stack_dir_path).taskmanagers)  # type: ignore[union-attr]
     with FlinkRestClient(state.rest_url) as client:  # the dead one forgotten (its heartbeats missed), the new one in
         wait_until(lambda: client.overview().taskmanagers == live and client.overview().slots_total >= state.slots,
                    120, what="the dead TaskManager forgotten and the replacement's slots offered")
+
+
+@pytest.fixture(autouse=True)
+def _stack_left_whole(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A TaskManager that died is said (with its last log lines, in the warnings summary) and replaced, so one test's
+    casualty is not every later test's on this worker's shared stack. Checked before each test as well as after: a
+    TaskManager can die after the check that follows its test (CI at 2e5e46e: one logged FATAL in the exactly-once
+    writer of a demo job, attempt #2, at about the time a TaskManager-kill test's teardown cancelled its recovered job,
+    and exited 1.3 s later; the check after that test passed, and the test after the next one restarted the broker on
+    a stack already short of a TaskManager and failed on it)."""
+    if "stack" in request.fixturenames:
+        _replace_dead_taskmanagers(request, "found dead before the test (an earlier test's casualty)")
+    yield
+    if "stack" in request.fixturenames:
+        _replace_dead_taskmanagers(request, "left dead by the test")
 
 
 @pytest.fixture()
