@@ -52,7 +52,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     test holds a short one.
     The modules marked `copies` profile, one at a time (the `profiling_turn` fixture says why): the scheduler
     (tests.support.module_scheduling) passes one over while the other worker runs a profile. Handed out last
-    instead, the second profile ran alone for 130-315 s at the end of the suite (CI at f981a34 and 3b3001b), beside
+    instead, the second profile ran alone for 130-315 s at the end of the suite, beside
     a one-minute module that took 158 s next to it."""
     def minutes(item: pytest.Item) -> float:
         mark = item.get_closest_marker("long")
@@ -211,7 +211,7 @@ def _stack_left_whole(request: pytest.FixtureRequest) -> Iterator[None]:
     """A TaskManager that died is said (with its last log lines, in the warnings summary) and replaced, so one test's
     casualty is not every later test's on this worker's shared stack. Checked before each test as well as after: a
     TaskManager can die after the check that follows its test: a job's task may still be failing over or closing on
-    it (one logged a FATAL in a demo job's exactly-once writer and exited 1.3 s later, in CI at 2e5e46e)."""
+    it (one logged a FATAL in a demo job's exactly-once writer and exited 1.3 s later)."""
     if "stack" in request.fixturenames:
         _replace_dead_taskmanagers(request, "found dead before the test (an earlier test's casualty)")
     yield
