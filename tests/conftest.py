@@ -34,7 +34,13 @@ from chronos.stack.local_stack import StackOptions, down, status, up
 from chronos.stack.locations import default_cache_dir
 from chronos.stack.service_account import DEFAULT_SERVICE_USER
 from chronos.stack.state import StackState, load_state
-from tests.support.module_scheduling import EXCLUSIVE_FILE_KEY, OneModuleAhead, announce_exclusive
+from tests.support.module_scheduling import (
+    MODULES_FILE_KEY,
+    SIDE_NICENESS,
+    OneModuleAhead,
+    announce_modules,
+    is_side_worker,
+)
 from tests.support.processes import leftovers
 from tests.support.quiesce import quiesce
 
@@ -44,12 +50,14 @@ def cache_dir() -> Path:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The order scripts/test.sh's two workers (a stack each) take whole modules in: the longest module first, the
+    """The order scripts/test.sh's stack workers take whole modules in: the longest module first, the
     short real-stack modules beside it, then the other `long(minutes)` modules, longest first, and last the modules
     that use no `stack` fixture (most take seconds; the contract suites reach it only through `getfixturevalue`,
     and test_stack_lifecycle starts stacks of its own: 60 s at most), so that the worker that frees first fills the
     time the other's last long module takes, and a worker that must know its next module before it runs its last
     test holds a short one.
+    With three workers, the last takes only the modules that reach no stack at all (no `stack` fixture, no `stacks`
+    mark), as the order brings them (tests.support.module_scheduling).
     The modules marked `copies` profile, one at a time (the `profiling_turn` fixture says why): the scheduler
     (tests.support.module_scheduling) passes one over while the other worker runs a profile. Handed out last
     instead, the second profile ran alone for 130-315 s at the end of the suite, beside
@@ -70,27 +78,30 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         return (1, 0.0) if module(item) in on_a_stack else (3, 0.0)
 
     items.sort(key=place)  # stable: within a module, and among equals, collection order
-    announce_exclusive(config, {module(item) for item in items if item.get_closest_marker("copies")})
+    reach_stacks = on_a_stack | {module(item) for item in items if item.get_closest_marker("stacks")}
+    announce_modules(config, exclusive={module(item) for item in items if item.get_closest_marker("copies")},
+                     stackless={module(item) for item in items} - reach_stacks)
 
 
 def module(item: pytest.Item) -> str:
     return item.nodeid.split("::")[0]
 
 
-_EXCLUSIVE_FILE = pytest.StashKey[Path]()
+_MODULES_FILE = pytest.StashKey[Path]()
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node: WorkerController) -> None:
-    """Where the workers say which modules take turns: the controller's scheduler never sees marks."""
-    node.workerinput[EXCLUSIVE_FILE_KEY] = str(node.config.stash[_EXCLUSIVE_FILE])
+    """Where the workers say which modules take turns and which need no stack: the controller's scheduler never
+    sees marks or fixtures."""
+    node.workerinput[MODULES_FILE_KEY] = str(node.config.stash[_MODULES_FILE])
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> OneModuleAhead | None:
-    if config.getoption("dist") != "loadfile" or _EXCLUSIVE_FILE not in config.stash:
+    if config.getoption("dist") != "loadfile" or _MODULES_FILE not in config.stash:
         return None  # another --dist asked for on the command line: xdist's own
-    return OneModuleAhead(config, config.stash[_EXCLUSIVE_FILE], log)
+    return OneModuleAhead(config, config.stash[_MODULES_FILE], log)
 
 
 @pytest.fixture
@@ -108,7 +119,7 @@ def profiling_turn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
 
 
 class RealStackProgress:
-    """Under scripts/test.sh's two workers the suite would be minutes of dots: on the controller, a line
+    """Under scripts/test.sh's workers the suite would be minutes of dots: on the controller, a line
     when each real-stack test starts and one with its time when it ends, so a slow test is told from a
     hung one."""
 
@@ -143,8 +154,11 @@ def pytest_configure(config: pytest.Config) -> None:
     if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
         config.pluginmanager.register(RealStackProgress(config), "chronos-real-stack-progress")
         handout = Path(tempfile.mkdtemp(prefix="chronos-handout-"))
-        config.stash[_EXCLUSIVE_FILE] = handout / "exclusive-modules.json"
+        config.stash[_MODULES_FILE] = handout / "module-kinds.json"
         config.add_cleanup(lambda: shutil.rmtree(handout, ignore_errors=True))
+    worker = getattr(config, "workerinput", None)
+    if worker is not None and is_side_worker(str(worker["workerid"]), int(worker["workercount"])):
+        os.nice(SIDE_NICENESS)  # the stackless modules take the CPU the real-stack ones leave, not theirs
 
 
 # The suite's stacks find a killed TaskManager after two missed 1 s heartbeats (~2 s) instead of Flink's ~20 s
