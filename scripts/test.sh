@@ -4,11 +4,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-# Two workers with a stack each, and a third at a lower CPU priority for the modules that need no stack (units, CLI,
-# security, helm): whole modules are handed out as workers come free (a module's tests may share a module-scoped
-# run), the long ones first (tests/conftest.py), one module ahead at most, the stackless ones to the third
-# (tests/support/module_scheduling.py: `--dist loadfile` is its base). Most of the suite waits on Flink (failure
-# detection, checkpoints, steady windows): two stacks fit on two cores, and the third worker takes what they leave.
+# Two workers with a stack each, and a third for the modules that need no stack (units, CLI, security, helm; it
+# waits while a profile runs): whole modules are handed out as workers come free (a module's tests may share a
+# module-scoped run), the long ones first (tests/conftest.py), one module ahead at most, the stackless ones to the
+# third (tests/support/module_scheduling.py: `--dist loadfile` is its base). Most of the suite waits on Flink
+# (failure detection, checkpoints, steady windows): two stacks fit on two cores, and the third worker takes what
+# they leave.
 # The stacks' JVMs compile with C1 only: a test's JVM lives a minute or two, and C2's compilations on two cores
 # slow the suite more than the faster code gains (the stacks, profiling clusters and `chronos stack up` in tests
 # read CHRONOS_JVM_OPTS; set it empty to run them with the JVM's defaults). The two tests that once raced with

@@ -36,7 +36,6 @@ from chronos.stack.service_account import DEFAULT_SERVICE_USER
 from chronos.stack.state import StackState, load_state
 from tests.support.module_scheduling import (
     MODULES_FILE_KEY,
-    SIDE_NICENESS,
     OneModuleAhead,
     announce_modules,
     is_side_worker,
@@ -127,10 +126,10 @@ PROFILING_LOCK = "chronos-profiling-turn.lock"  # in the directory the workers' 
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
     """On the side worker (tests.support.module_scheduling), each test waits while a profile runs: a profile's
-    copies run at nice 10, below the side worker's 5, and are CPU-bound when they catch up after a fault. Beside the
-    unit tests, the first profile took 515 s instead of 321-382 s in CI; the other real-stack modules, waiting on
-    Flink rather than computing, took what they take without them. Waited for outside the test's protocol, so
-    neither pytest-timeout's clock nor the test's duration counts the wait."""
+    copies run at nice 10, below every test's, and are CPU-bound when they catch up after a fault. Beside the unit
+    tests (even at nice 5), the first profile took 515 s instead of 321-382 s in CI; the other real-stack modules,
+    waiting on Flink rather than computing, took what they take without them. Waited for outside the test's
+    protocol, so neither pytest-timeout's clock nor the test's duration counts the wait."""
     worker = getattr(item.config, "workerinput", None)
     if worker is not None and is_side_worker(str(worker["workerid"]), int(worker["workercount"])):
         shared = Path(item.config.option.basetemp).resolve().parent  # xdist gives each worker one inside it
@@ -177,9 +176,6 @@ def pytest_configure(config: pytest.Config) -> None:
         handout = Path(tempfile.mkdtemp(prefix="chronos-handout-"))
         config.stash[_MODULES_FILE] = handout / "module-kinds.json"
         config.add_cleanup(lambda: shutil.rmtree(handout, ignore_errors=True))
-    worker = getattr(config, "workerinput", None)
-    if worker is not None and is_side_worker(str(worker["workerid"]), int(worker["workercount"])):
-        os.nice(SIDE_NICENESS)  # the stackless modules take the CPU the real-stack ones leave, not theirs
 
 
 # The suite's stacks find a killed TaskManager after two missed 1 s heartbeats (~2 s) instead of Flink's ~20 s

@@ -12,10 +12,11 @@ while another worker runs a profile would wait for the whole of it. Such a modul
 runs elsewhere, unless nothing else is left.
 
 With three workers or more, the last one is a side worker: it takes only the modules that need no stack (units,
-CLI, security, helm: ~230 worker-s of pure Python that ran last, on both stack workers, after their real-stack
-modules), at a lower CPU priority (`SIDE_NICENESS`), in the CPU the real-stack modules leave while they wait on
-Flink; it starts no stack, and stops when none of those modules is left. The stack workers take every module in
-the suite's order, the stackless ones too once no real-stack module is left.
+CLI, security, helm: ~230 worker-s of Python that ran last, on both stack workers, after their real-stack modules)
+while the real-stack modules wait on Flink, and starts no stack; it waits while a profile runs (tests/conftest.py
+says why) and stops when none of its modules is left. It runs at the stacks' priority: its tests hold deadlines (a
+hostile input answered within 5 s), and at nice 5 one took 5.2 s beside two stacks. The stack workers take every
+module in the suite's order, the stackless ones too once no real-stack module is left.
 
 The workers tell the controller which modules are which in a file (the controller sees test ids only, never their
 marks or fixtures): `announce_modules` on the workers, read once by the scheduler when it first hands out work.
@@ -34,7 +35,6 @@ from xdist.scheduler import LoadFileScheduling
 from xdist.workermanage import WorkerController
 
 MODULES_FILE_KEY = "chronos_module_kinds"
-SIDE_NICENESS = 5  # below the stacks' 0, above the profiling copies' 10: its units' deadlines (a 5 s CLI answer) hold
 SIDE_WORKERS_FROM = 3  # fewer workers than this: every worker has a stack, and none is a side worker
 
 
