@@ -1,13 +1,15 @@
 """Maven artifacts the stack runs: the Kafka broker's jars and the Flink Kafka connector.
 
 They come from Maven Central through the user's own `mvn` (so its settings, proxy and ~/.m2 cache
-apply) and are copied once into a cache directory; a marker file records a complete copy so an
-interrupted download is redone rather than half-used. The copies are public jars and are written
+apply) and are copied once into a cache directory; a marker file records a complete copy of one pom (its
+SHA-256), so an interrupted download is redone rather than half-used, and a pom that changed (another connector
+version) is fetched again rather than served from the cache of the one before. The copies are public jars and are written
 readable by all (umask 022): as root, the stack's services run as another user who must load them.
 """
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -35,7 +37,9 @@ class Artifacts:
 
 
 def _copy_dependencies(pom_name: str, target: Path, exclude_transitive: bool) -> None:
-    if (target / _COMPLETE).exists():
+    digest = hashlib.sha256((resources.files("chronos.stack") / pom_name).read_bytes()).hexdigest()
+    marker = target / _COMPLETE
+    if marker.exists() and marker.read_text().strip() == digest:
         return
     mvn = shutil.which("mvn")
     if mvn is None:
@@ -58,7 +62,7 @@ def _copy_dependencies(pom_name: str, target: Path, exclude_transitive: bool) ->
         lines = [ln for ln in (done.stdout + done.stderr).splitlines() if "ERROR" in ln]
         detail = lines[0].strip() if lines else f"mvn exited with {done.returncode}"
         raise StackError(f"could not fetch {pom_name} from Maven Central: {detail}")
-    (target / _COMPLETE).touch()
+    marker.write_text(digest + "\n")
 
 
 def ensure_artifacts(cache_dir: Path) -> Artifacts:
