@@ -34,12 +34,7 @@ from chronos.stack.local_stack import StackOptions, down, status, up
 from chronos.stack.locations import default_cache_dir
 from chronos.stack.service_account import DEFAULT_SERVICE_USER
 from chronos.stack.state import StackState, load_state
-from tests.support.module_scheduling import (
-    MODULES_FILE_KEY,
-    OneModuleAhead,
-    announce_modules,
-    is_side_worker,
-)
+from tests.support.module_scheduling import EXCLUSIVE_FILE_KEY, OneModuleAhead, announce_exclusive
 from tests.support.processes import leftovers
 from tests.support.quiesce import quiesce
 
@@ -49,14 +44,12 @@ def cache_dir() -> Path:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The order scripts/test.sh's stack workers take whole modules in: the longest module first, the
+    """The order scripts/test.sh's two workers (a stack each) take whole modules in: the longest module first, the
     short real-stack modules beside it, then the other `long(minutes)` modules, longest first, and last the modules
     that use no `stack` fixture (most take seconds; the contract suites reach it only through `getfixturevalue`,
     and test_stack_lifecycle starts stacks of its own: 60 s at most), so that the worker that frees first fills the
     time the other's last long module takes, and a worker that must know its next module before it runs its last
     test holds a short one.
-    With three workers, the last takes only the modules that reach no stack at all (no `stack` fixture, no `stacks`
-    mark), as the order brings them (tests.support.module_scheduling).
     The modules marked `copies` profile, one at a time (the `profiling_turn` fixture says why): the scheduler
     (tests.support.module_scheduling) passes one over while the other worker runs a profile. Handed out last
     instead, the second profile ran alone for 130-315 s at the end of the suite, beside
@@ -77,30 +70,27 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         return (1, 0.0) if module(item) in on_a_stack else (3, 0.0)
 
     items.sort(key=place)  # stable: within a module, and among equals, collection order
-    reach_stacks = on_a_stack | {module(item) for item in items if item.get_closest_marker("stacks")}
-    announce_modules(config, exclusive={module(item) for item in items if item.get_closest_marker("copies")},
-                     stackless={module(item) for item in items} - reach_stacks)
+    announce_exclusive(config, {module(item) for item in items if item.get_closest_marker("copies")})
 
 
 def module(item: pytest.Item) -> str:
     return item.nodeid.split("::")[0]
 
 
-_MODULES_FILE = pytest.StashKey[Path]()
+_EXCLUSIVE_FILE = pytest.StashKey[Path]()
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node: WorkerController) -> None:
-    """Where the workers say which modules take turns and which need no stack: the controller's scheduler never
-    sees marks or fixtures."""
-    node.workerinput[MODULES_FILE_KEY] = str(node.config.stash[_MODULES_FILE])
+    """Where the workers say which modules take turns: the controller's scheduler never sees marks."""
+    node.workerinput[EXCLUSIVE_FILE_KEY] = str(node.config.stash[_EXCLUSIVE_FILE])
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> OneModuleAhead | None:
-    if config.getoption("dist") != "loadfile" or _MODULES_FILE not in config.stash:
+    if config.getoption("dist") != "loadfile" or _EXCLUSIVE_FILE not in config.stash:
         return None  # another --dist asked for on the command line: xdist's own
-    return OneModuleAhead(config, config.stash[_MODULES_FILE], log)
+    return OneModuleAhead(config, config.stash[_EXCLUSIVE_FILE], log)
 
 
 @pytest.fixture
@@ -111,35 +101,14 @@ def profiling_turn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     kill (the job running again 78-117 s after it): in CI, and once here with the two modules alone, one of the
     two profiles measured too few recoveries within its 120 s timeout. The lock file sits in the directory the
     workers' temp dirs share."""
-    with _profiling_lock(tmp_path_factory).open("a") as held:
+    lock = tmp_path_factory.getbasetemp().parent / "chronos-profiling-turn.lock"
+    with lock.open("a") as held:
         fcntl.flock(held, fcntl.LOCK_EX)  # released when the file closes, or the worker dies
         yield
 
 
-def _profiling_lock(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.getbasetemp().parent / PROFILING_LOCK
-
-
-PROFILING_LOCK = "chronos-profiling-turn.lock"  # in the directory the workers' temp dirs share
-
-
-@pytest.hookimpl(hookwrapper=True, tryfirst=True)
-def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
-    """On the side worker (tests.support.module_scheduling), each test waits while a profile runs: a profile's
-    copies run at nice 10, below every test's, and are CPU-bound when they catch up after a fault. Beside the unit
-    tests (even at nice 5), the first profile took 515 s instead of 321-382 s in CI; the other real-stack modules,
-    waiting on Flink rather than computing, took what they take without them. Waited for outside the test's
-    protocol, so neither pytest-timeout's clock nor the test's duration counts the wait."""
-    worker = getattr(item.config, "workerinput", None)
-    if worker is not None and is_side_worker(str(worker["workerid"]), int(worker["workercount"])):
-        shared = Path(item.config.option.basetemp).resolve().parent  # xdist gives each worker one inside it
-        with (shared / PROFILING_LOCK).open("a") as turn:
-            fcntl.flock(turn, fcntl.LOCK_SH)  # granted once no profile holds it; released at once
-    yield
-
-
 class RealStackProgress:
-    """Under scripts/test.sh's workers the suite would be minutes of dots: on the controller, a line
+    """Under scripts/test.sh's two workers the suite would be minutes of dots: on the controller, a line
     when each real-stack test starts and one with its time when it ends, so a slow test is told from a
     hung one."""
 
@@ -174,7 +143,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
         config.pluginmanager.register(RealStackProgress(config), "chronos-real-stack-progress")
         handout = Path(tempfile.mkdtemp(prefix="chronos-handout-"))
-        config.stash[_MODULES_FILE] = handout / "module-kinds.json"
+        config.stash[_EXCLUSIVE_FILE] = handout / "exclusive-modules.json"
         config.add_cleanup(lambda: shutil.rmtree(handout, ignore_errors=True))
 
 

@@ -21,8 +21,6 @@ from chronos.tune.pacer import CheckpointTrigger, TriggerOutcome
 from tests.conftest import DemoJob
 from tests.support.fake_checkpoint_trigger import FakeJob
 
-pytestmark = pytest.mark.stacks  # the real side reaches the worker's stack through getfixturevalue
-
 UNKNOWN_TRIGGER = "f" * 32
 
 

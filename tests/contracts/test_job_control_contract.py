@@ -18,8 +18,6 @@ from chronos.model import TERMINAL_STATES, CheckpointSettings, JobSpec
 from chronos.tune.retune import JobControl
 from tests.support.fake_cluster import FakeCluster
 
-pytestmark = pytest.mark.stacks  # the real side reaches the worker's stack through getfixturevalue
-
 UNKNOWN_ID = "0" * 32
 
 

@@ -17,8 +17,6 @@ from chronos.errors import ChronosError
 from chronos.signals.tune_signals import JobSignals
 from tests.support.fake_job_signals import JOB, FakeJobSignals
 
-pytestmark = pytest.mark.stacks  # the real side reaches the worker's stack through getfixturevalue
-
 UNKNOWN_JOB = "f" * 32
 
 

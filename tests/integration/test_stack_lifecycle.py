@@ -23,8 +23,6 @@ from tests.conftest import cache_dir, wait_until
 from tests.support.cli import chronos
 from tests.support.processes import leftovers
 
-pytestmark = pytest.mark.stacks  # starts stacks of its own
-
 
 def _restart_jobmanager_by_hand(stack_dir: Path) -> None:
     """What an operator does with Flink's own scripts and the stack's config: stop the JobManager,

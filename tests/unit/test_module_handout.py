@@ -1,7 +1,6 @@
-"""The suite's workers get whole modules in the suite's order, each only when it must have one; a profile is never
-handed to a worker that would only wait for another worker's profile; and with three workers the last takes only
-the modules that need no stack (tests.support.module_scheduling). Driven through xdist's own scheduler interface
-with workers of our own that only hold what they are sent."""
+"""The suite's two workers get whole modules in the suite's order, each only when it must have one, and a profile is
+never handed to a worker that would only wait for another worker's profile (tests.support.module_scheduling).
+Driven through xdist's own scheduler interface with workers of our own that only hold what they are sent."""
 
 from __future__ import annotations
 
@@ -9,17 +8,14 @@ import json
 from pathlib import Path
 from types import SimpleNamespace
 
-from tests.support.module_scheduling import OneModuleAhead, is_side_worker, next_module
+from tests.support.module_scheduling import OneModuleAhead, next_module
 
 
-class WorkersConfig:
+class TwoWorkerConfig:
     option = SimpleNamespace(loadscopereorder=False)
 
-    def __init__(self, workers: int) -> None:
-        self.workers = workers
-
     def getvalue(self, name: str) -> object:
-        return [f"{self.workers}*popen"] if name == "tx" else None
+        return ["2*popen"] if name == "tx" else None
 
 
 class HeldWorker:
@@ -35,21 +31,15 @@ class HeldWorker:
         self.shutting_down = True
 
 
-def workers_given(tmp_path: Path, tests: list[str], exclusive: set[str], stackless: set[str],
-                  count: int) -> tuple[OneModuleAhead, list[HeldWorker]]:
-    listed = tmp_path / "kinds.json"
-    listed.write_text(json.dumps({"exclusive": sorted(exclusive), "stackless": sorted(stackless)}))
-    scheduler = OneModuleAhead(WorkersConfig(count), listed)  # type: ignore[arg-type]
-    workers = [HeldWorker(f"gw{k}") for k in range(count)]
-    for worker in workers:
+def handout(tmp_path: Path, tests: list[str], exclusive: set[str]) -> tuple[OneModuleAhead, HeldWorker, HeldWorker]:
+    listed = tmp_path / "exclusive.json"
+    listed.write_text(json.dumps(sorted(exclusive)))
+    scheduler = OneModuleAhead(TwoWorkerConfig(), listed)  # type: ignore[arg-type]
+    first, second = HeldWorker("gw0"), HeldWorker("gw1")
+    for worker in (first, second):
         scheduler.add_node(worker)
         scheduler.add_node_collection(worker, tests)
     scheduler.schedule()
-    return scheduler, workers
-
-
-def handout(tmp_path: Path, tests: list[str], exclusive: set[str]) -> tuple[OneModuleAhead, HeldWorker, HeldWorker]:
-    scheduler, (first, second) = workers_given(tmp_path, tests, exclusive, set(), 2)
     return scheduler, first, second
 
 
@@ -82,29 +72,3 @@ def test_the_first_module_in_order_unless_it_is_a_profile_and_one_runs_elsewhere
     assert next_module(queue, {"profiling.py"}, exclusive_elsewhere=False) == "profiling.py"
     assert next_module(queue, {"profiling.py"}, exclusive_elsewhere=True) == "tune.py"
     assert next_module(queue[:1], {"profiling.py"}, exclusive_elsewhere=True) == "profiling.py", "rather than nothing"
-
-
-def test_with_three_workers_the_last_takes_only_the_stackless_modules_and_stops_when_none_is_left(tmp_path: Path) -> None:
-    tests = ["any_job.py::t0", "any_job.py::t1", "any_job.py::t2", "tune.py::t0", "chaos.py::t0", "demo.py::t0",
-             "unit_a.py::t0", "unit_b.py::t0"]
-    scheduler, (first, second, side) = workers_given(tmp_path, tests, set(), {"unit_a.py", "unit_b.py"}, 3)
-    assert modules(first, tests) == ["any_job.py"] and modules(second, tests) == ["tune.py", "chaos.py"]
-    assert modules(side, tests) == ["unit_a.py", "unit_b.py"], "the real-stack modules stay with the stack workers"
-    scheduler.mark_test_complete(side, tests.index("unit_a.py::t0"))
-    assert side.shutting_down and "demo.py" not in modules(side, tests), "nothing left it may take, though demo waits"
-    assert not first.shutting_down and not second.shutting_down
-
-
-def test_a_side_worker_with_no_stackless_module_stops_at_once_and_the_stack_workers_take_them_once_alone(
-        tmp_path: Path) -> None:
-    tests = ["any_job.py::t0", "tune.py::t0", "unit_a.py::t0"]
-    _, (first, second, side) = workers_given(tmp_path, tests, set(), set(), 3)
-    assert side.shutting_down and not side.held
-    assert sorted(modules(first, tests) + modules(second, tests)) == ["any_job.py", "tune.py", "unit_a.py"]
-
-
-def test_the_side_worker_is_the_last_of_three_or_more() -> None:
-    assert [is_side_worker(f"gw{k}", 3) for k in range(3)] == [False, False, True]
-    assert not any(is_side_worker(f"gw{k}", 2) for k in range(2)), "two workers: both have a stack"
-    assert next_module(["a.py", "u.py"], set(), False, allowed={"u.py"}) == "u.py"
-    assert next_module(["a.py"], set(), False, allowed={"u.py"}) is None
