@@ -2,9 +2,10 @@
 
 They come from Maven Central through the user's own `mvn` (so its settings, proxy and ~/.m2 cache
 apply) and are copied once into a cache directory; a marker file records a complete copy of one pom (its
-SHA-256), so an interrupted download is redone rather than half-used, and a pom that changed (another connector
-version) is fetched again rather than served from the cache of the one before. The copies are public jars and are written
-readable by all (umask 022): as root, the stack's services run as another user who must load them.
+SHA-256), so an interrupted download is redone rather than half-used, and a pom that changed (another
+connector version) is fetched again rather than served from the cache of the one before. The copies are
+public jars and are written readable by all (umask 022): as root, the stack's services run as another
+user who must load them.
 """
 
 from __future__ import annotations
