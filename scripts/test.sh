@@ -9,9 +9,11 @@ bash scripts/setup.sh
 # (tests/support/module_scheduling.py: `--dist loadfile` is its base). Most of the suite waits on
 # Flink (failure detection, checkpoints, steady windows), so two workers fit on two cores.
 # The stacks' JVMs compile with C1 only: a test's JVM lives a minute or two, and C2's compilations on two cores
-# slow the suite more than the faster code gains (the stacks, profiling clusters and `chronos stack up` in tests
-# read CHRONOS_JVM_OPTS; set it empty to run them with the JVM's defaults). The two tests that once raced with
-# faster JVMs (a profile finishing before its interrupt, a Kafka restart too short to be seen) no longer depend
-# on this machine's speed.
-export CHRONOS_JVM_OPTS="${CHRONOS_JVM_OPTS--XX:TieredStopAtLevel=1}"
+# slow the suite more than the faster code gains. They collect with the serial collector: heaps of a few hundred MB
+# on two cores, where G1's concurrent work and barriers cost more CPU than its shorter pauses are worth to a test
+# (the demo and paced-checkpoint modules took 8 % less CPU so). The stacks, profiling clusters and `chronos stack
+# up` in tests read CHRONOS_JVM_OPTS; set it empty to run them with the JVM's defaults. The two tests that once
+# raced with faster JVMs (a profile finishing before its interrupt, a Kafka restart too short to be seen) no
+# longer depend on this machine's speed.
+export CHRONOS_JVM_OPTS="${CHRONOS_JVM_OPTS--XX:TieredStopAtLevel=1 -XX:+UseSerialGC}"
 exec .venv/bin/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder "$@"

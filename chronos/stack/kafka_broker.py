@@ -50,6 +50,11 @@ def render_server_properties(port: int, controller_port: int, data_dir: Path, pa
         "log.dirs": str(data_dir),
         "num.partitions": str(partitions),
         "offsets.topic.replication.factor": "1",
+        # Kafka's 50 partitions per internal topic are for spreading coordinators over many brokers; on one they
+        # only cost the first consumer group (or transactional producer) the creation of 50 logs, and the broker
+        # their upkeep.
+        "offsets.topic.num.partitions": "4",
+        "transaction.state.log.num.partitions": "4",
         "transaction.state.log.replication.factor": "1",
         "transaction.state.log.min.isr": "1",
         "share.coordinator.state.topic.replication.factor": "1",
@@ -74,6 +79,12 @@ def _java() -> str:
     if java is None:
         raise ToolMissing("Java is not installed; install a JDK 17 (apt-get install openjdk-17-jdk-headless)")
     return java
+
+
+def collector_flags(jvm_opts: str) -> list[str]:
+    """G1 (Kafka's own choice) unless the stack's JVM options pick a collector: the JVM refuses two."""
+    chosen = any(o.startswith("-XX:+Use") and o.endswith("GC") for o in jvm_opts.split())
+    return [] if chosen else ["-XX:+UseG1GC"]
 
 
 def start_broker(lib_dir: Path, home: Path, port: int, controller_port: int, account: ServiceAccount,
@@ -102,7 +113,7 @@ def start_broker(lib_dir: Path, home: Path, port: int, controller_port: int, acc
         if done.returncode != 0:
             raise KafkaUnavailable(f"formatting Kafka storage failed: {done.stderr.strip()[-300:]}")
     return spawn(
-        [java, "-Xms256m", "-Xmx512m", "-XX:+UseG1GC", *jvm_opts.split(), "-cp", classpath, log_opt, KAFKA_MAIN,
+        [java, "-Xms256m", "-Xmx512m", *collector_flags(jvm_opts), *jvm_opts.split(), "-cp", classpath, log_opt, KAFKA_MAIN,
          str(config)],
         home / "stdout.log",
         role="this stack's Kafka broker",

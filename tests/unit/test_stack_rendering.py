@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from chronos.stack.flink_cluster import FlinkClusterSettings, render_config
-from chronos.stack.kafka_broker import new_cluster_id, render_server_properties
+from chronos.stack.kafka_broker import collector_flags, new_cluster_id, render_server_properties
 from chronos.stack.ports import free_port_block, free_ports, port_in_use
 from chronos.stack.service_account import service_account
 
@@ -52,6 +52,14 @@ def test_kafka_broker_is_a_single_kraft_node_fit_for_transactions(tmp_path: Path
     assert props["listeners"] == "PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093"
     assert props["transaction.state.log.replication.factor"] == "1"
     assert props["transaction.state.log.min.isr"] == "1"
+    assert props["offsets.topic.num.partitions"] == props["transaction.state.log.num.partitions"] == "4", \
+        "not Kafka's 50 partitions per coordinator topic: there is one broker to spread them over"
+
+
+def test_the_broker_runs_g1_unless_the_stacks_jvm_options_choose_a_collector() -> None:
+    assert collector_flags("") == ["-XX:+UseG1GC"]
+    assert collector_flags("-XX:TieredStopAtLevel=1") == ["-XX:+UseG1GC"]
+    assert collector_flags("-XX:TieredStopAtLevel=1 -XX:+UseSerialGC") == [], "the JVM refuses two collectors"
 
 
 def test_free_ports_are_distinct_and_free() -> None:
