@@ -67,12 +67,15 @@ class ClassArchives:
     def _claim(self, role: Role) -> Path:
         return self.directory / f"{role}.claim"
 
-    def flag(self, role: Role, dump_dir: Path, clock: float | None = None) -> str:
-        """The JVM option for this role: use the archive there is, else write one at exit into `dump_dir` if no
-        other stack is writing one, else none."""
+    def flag(self, role: Role, dump_dir: Path, write: bool = True, clock: float | None = None) -> str:
+        """The JVM option for this role: use the archive there is, else (`write`) write one at exit into `dump_dir`
+        if no other stack is writing one, else none. A stack meant to run for hours should not write: the claim
+        would keep every other stack from writing one until it stops."""
         archive = self.archive(role)
         if complete(archive):
             return f"-XX:SharedArchiveFile={archive}"
+        if not write:
+            return ""
         claim, dumped = self._claim(role), dump_dir / f"{role}.jsa"
         for directory in (self.directory.parent, self.directory):
             directory.mkdir(parents=True, exist_ok=True)

@@ -23,7 +23,7 @@ from chronos.flink.distribution import find_distribution
 from chronos.flink.replies import ClusterOverview
 from chronos.stack import flink_cluster, kafka_broker
 from chronos.stack.artifacts import ensure_artifacts
-from chronos.stack.class_archives import ClassArchives, Role, complete
+from chronos.stack.class_archives import ClassArchives, Role
 from chronos.stack.helpers import live_helpers, stop_all_helpers
 from chronos.stack.ports import free_port_block, free_ports, port_in_use
 from chronos.stack.processes import Check, ProcessRecord, adopt, check, stop
@@ -60,8 +60,11 @@ class StackOptions:
     # replacement TaskManager): a profiling cluster runs below the live one, so on a shared host the copies take
     # what the live job leaves rather than what it needs.
     niceness: int = 0
-    # Class-data sharing archives for the JVMs, kept in the cache (chronos.stack.class_archives says why and how).
+    # Class-data sharing archives for the JVMs, kept in the cache (chronos.stack.class_archives says why and how),
+    # and whether this stack may write the ones missing (when it stops): not a stack that runs for hours beside
+    # short-lived ones (the test suite's), whose claim would keep the others from writing them until it stops.
     class_sharing: bool = False
+    write_class_archives: bool = True
 
 
 @dataclass(frozen=True)
@@ -143,7 +146,8 @@ def up(options: StackOptions, report: Report = _quiet) -> tuple[StackState, bool
     try:
         if not options.shared_bootstrap:
             report(f"starting Kafka (KRaft) on 127.0.0.1:{kafka_port}")
-            kafka_opts = " ".join((options.jvm_opts, _archive_flag(archives, "kafka", services, account))).strip()
+            kafka_flag = _archive_flag(archives, "kafka", services, account, options.write_class_archives)
+            kafka_opts = " ".join((options.jvm_opts, kafka_flag)).strip()
             kafka = kafka_broker.start_broker(artifacts.kafka_lib, services / "kafka", kafka_port, controller_port,
                                               account, jvm_opts=kafka_opts)
             started.append(kafka)
@@ -151,7 +155,8 @@ def up(options: StackOptions, report: Report = _quiet) -> tuple[StackState, bool
             home=services / "flink", rest_port=rest_port, rpc_port=rpc_port, prometheus_port_base=prom_base,
             account=account, slots=options.slots, extra_lib_jars=(artifacts.connector_jar,), jvm_opts=options.jvm_opts,
             extra_conf=options.flink_settings, taskmanagers=1 + options.spare_taskmanagers, niceness=options.niceness,
-            role_opts=_flink_archive_flags(archives, services, account, options.spare_taskmanagers),
+            role_opts=_flink_archive_flags(archives, services, account, options.spare_taskmanagers,
+                                           options.write_class_archives),
         )
         spare = f" and {options.spare_taskmanagers} spare TaskManager(s)" if options.spare_taskmanagers else ""
         report(f"starting Flink {options.slots}-slot session cluster{spare}, REST on 127.0.0.1:{rest_port}")
@@ -188,23 +193,23 @@ def up(options: StackOptions, report: Report = _quiet) -> tuple[StackState, bool
     return state, True
 
 
-def _archive_flag(archives: ClassArchives | None, role: Role, services: Path, account: ServiceAccount) -> str:
+def _archive_flag(archives: ClassArchives | None, role: Role, services: Path, account: ServiceAccount,
+                  write: bool) -> str:
     if archives is None:
         return ""
     dumps = services / ARCHIVE_DUMPS
     if not dumps.exists():
         dumps.mkdir(mode=0o700)
         account.own(dumps)  # the JVMs write their archive there as the service user
-    return archives.flag(role, dumps)
+    return archives.flag(role, dumps, write)
 
 
 def _flink_archive_flags(archives: ClassArchives | None, services: Path, account: ServiceAccount,
-                         spare_taskmanagers: int) -> tuple[tuple[str, str], ...]:
+                         spare_taskmanagers: int, write: bool) -> tuple[tuple[str, str], ...]:
     """Per-role JVM options of the cluster. Spare TaskManagers run beside the first and stop with it: several
     JVMs would write one archive at once, so such a cluster writes none for its TaskManagers."""
-    jobmanager = _archive_flag(archives, "jobmanager", services, account)
-    taskmanager = _archive_flag(archives, "taskmanager", services, account) \
-        if archives is None or spare_taskmanagers == 0 or complete(archives.archive("taskmanager")) else ""
+    jobmanager = _archive_flag(archives, "jobmanager", services, account, write)
+    taskmanager = _archive_flag(archives, "taskmanager", services, account, write and spare_taskmanagers == 0)
     return tuple((role, flag) for role, flag in (("jobmanager", jobmanager), ("taskmanager", taskmanager)) if flag)
 
 
@@ -236,7 +241,7 @@ def restart_flink(stack_dir: Path, flink_settings: tuple[tuple[str, str], ...], 
         prometheus_port_base=state.prometheus_port_base, account=account,
         slots=state.slots, extra_lib_jars=(Path(state.connector_jar),), jvm_opts=state.jvm_opts,
         extra_conf=flink_settings, taskmanagers=1 + spare_taskmanagers, niceness=state.niceness,
-        role_opts=_flink_archive_flags(archives, services, account, spare_taskmanagers))
+        role_opts=_flink_archive_flags(archives, services, account, spare_taskmanagers, write=False))
     spare = f" and {spare_taskmanagers} spare TaskManager(s)" if spare_taskmanagers else ""
     report(f"starting Flink again{spare}" + "".join(f"\n  with {k}: {v}" for k, v in flink_settings))
     jobmanager, taskmanagers = flink_cluster.start_cluster(find_distribution(), settings)

@@ -24,6 +24,16 @@ def test_the_first_stack_claims_the_writing_and_the_others_start_without_until_i
     assert archives.flag("kafka", first).startswith("-XX:ArchiveClassesAtExit="), "claimable again"
 
 
+def test_a_stack_that_does_not_write_uses_an_archive_there_is_and_claims_nothing(tmp_path: Path) -> None:
+    archives = ClassArchives(tmp_path / "a")
+    assert archives.flag("jobmanager", tmp_path / "long", write=False) == ""
+    assert archives.flag("jobmanager", tmp_path / "short").startswith("-XX:ArchiveClassesAtExit="), "nothing claimed"
+    (tmp_path / "short").mkdir()
+    (tmp_path / "short" / "jobmanager.jsa").write_bytes(DYNAMIC_MAGIC)
+    archives.keep(tmp_path / "short")
+    assert archives.flag("jobmanager", tmp_path / "long", write=False).startswith("-XX:SharedArchiveFile=")
+
+
 def test_an_archive_a_kill_cut_short_is_deleted_and_the_role_claimable_again(tmp_path: Path) -> None:
     archives = ClassArchives(tmp_path / "a")
     dumps = tmp_path / "dumps"
