@@ -158,8 +158,7 @@ SUITE_RECOVERY_SETTINGS = (("heartbeat.interval", "1s"), ("heartbeat.timeout", "
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StackState]:
     stack_dir = tmp_path_factory.mktemp("stack")
     state, started = up(StackOptions(stack_dir, cache_dir(), slots=4, jvm_opts=os.environ.get("CHRONOS_JVM_OPTS", ""),
-                                     flink_settings=SUITE_RECOVERY_SETTINGS, class_sharing=True,
-                                     write_class_archives=False))
+                                     flink_settings=SUITE_RECOVERY_SETTINGS))
     assert started
     try:
         if os.geteuid() == 0:  # the README flow as root: no service of the stack runs as root

@@ -54,9 +54,6 @@ def stack_up(
                                         "e.g. -XX:TieredStopAtLevel=1 (less JIT work for short runs).")] = "",
     settings: SetOption = None,
     spare_taskmanagers: SpareOption = 0,
-    class_sharing: Annotated[bool, typer.Option(
-        help="Start the JVMs from class-data sharing archives kept in the cache (written by the first stack that "
-             "stops cleanly): a third less CPU to start a cluster and run its first job.")] = True,
     as_json: AsJson = False,
 ) -> None:
     """Start Kafka (KRaft) and a Flink session cluster; report the running stack if already up.
@@ -70,8 +67,7 @@ def stack_up(
     checked = _checked_settings(settings or [])
     options = StackOptions(_stack_dir(stack_dir), (cache_dir or default_cache_dir()).expanduser(),
                            slots=slots, kafka_port=kafka_port, rest_port=rest_port, jvm_opts=jvm_opts,
-                           flink_settings=checked, spare_taskmanagers=_spare(spare_taskmanagers),
-                           class_sharing=class_sharing)
+                           flink_settings=checked, spare_taskmanagers=_spare(spare_taskmanagers))
     start = time.monotonic()
     with err.status("starting the stack") as spinner:
         def report(step: str) -> None:

@@ -182,8 +182,7 @@ def profiling_pool(stack_dir: Path, profile_id: str, state: StackState, slots: i
                            "digits, '.', '_' and '-'")
     pool = LocalClusterPool(stack_dir / "profiling" / profile_id, default_cache_dir(), state.bootstrap, slots,
                             jvm_opts=state.jvm_opts, flink_settings=state.flink_settings,
-                            spare_taskmanagers=state.spare_taskmanagers,  # the copies' JVMs and recovery as the live's
-                            class_sharing=state.class_archives is not None)
+                            spare_taskmanagers=state.spare_taskmanagers)  # the copies' JVMs and recovery as the live's
     pool.clean_leftovers()
     return pool
 

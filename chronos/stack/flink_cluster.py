@@ -42,7 +42,6 @@ class FlinkClusterSettings:
     extra_conf: tuple[tuple[str, str], ...] = ()
     taskmanagers: int = 1  # one the jobs need, and any spare ones kept idle for a restart to land on at once
     niceness: int = 0  # the daemons' OS priority: they inherit it from the script that starts them
-    role_opts: tuple[tuple[str, str], ...] = ()  # ("jobmanager" | "taskmanager", JVM options of that role only)
 
     @property
     def conf_dir(self) -> Path:
@@ -93,7 +92,7 @@ def render_config(base: dict[str, Any], s: FlinkClusterSettings) -> dict[str, An
         # cluster's own directory: /tmp may hold another user's `pyflink` directory, and a test run
         # should not leave hundreds of MB there.
         "env": {"java": {"opts": {"all": " ".join(o for o in (java_opts, s.jvm_opts, f"-Djava.io.tmpdir={s.tmp_dir}")
-                                                   if o.strip()), **dict(s.role_opts)}}},
+                                                   if o.strip())}}},
         "io": {"tmp": {"dirs": str(s.tmp_dir)}},
         "jobmanager": {
             "bind-host": "127.0.0.1",

@@ -23,15 +23,13 @@ from chronos.flink.distribution import find_distribution
 from chronos.flink.replies import ClusterOverview
 from chronos.stack import flink_cluster, kafka_broker
 from chronos.stack.artifacts import ensure_artifacts
-from chronos.stack.class_archives import ClassArchives, Role
 from chronos.stack.helpers import live_helpers, stop_all_helpers
 from chronos.stack.ports import free_port_block, free_ports, port_in_use
 from chronos.stack.processes import Check, ProcessRecord, adopt, check, stop
-from chronos.stack.service_account import ServiceAccount, account_of, remove_services_dir, service_account
+from chronos.stack.service_account import account_of, remove_services_dir, service_account
 from chronos.stack.state import STATE_FILE, StackState, UnreadableState, clear_state, load_state, save_state
 
 Report = Callable[[str], None]
-ARCHIVE_DUMPS = "class-archives"  # in the services directory: where its JVMs write an archive at exit
 
 
 def _quiet(_: str) -> None:
@@ -60,11 +58,6 @@ class StackOptions:
     # replacement TaskManager): a profiling cluster runs below the live one, so on a shared host the copies take
     # what the live job leaves rather than what it needs.
     niceness: int = 0
-    # Class-data sharing archives for the JVMs, kept in the cache (chronos.stack.class_archives says why and how),
-    # and whether this stack may write the ones missing (when it stops): not a stack that runs for hours beside
-    # short-lived ones (the test suite's), whose claim would keep the others from writing them until it stops.
-    class_sharing: bool = False
-    write_class_archives: bool = True
 
 
 @dataclass(frozen=True)
@@ -141,22 +134,16 @@ def up(options: StackOptions, report: Report = _quiet) -> tuple[StackState, bool
         report(f"services run as user {account.name!r} in {services}")
     started: list[ProcessRecord] = []
     kafka: ProcessRecord | None = None
-    archives = ClassArchives.in_cache(options.cache_dir, (dist.home, artifacts.connector_jar, artifacts.kafka_lib)) \
-        if options.class_sharing else None
     try:
         if not options.shared_bootstrap:
             report(f"starting Kafka (KRaft) on 127.0.0.1:{kafka_port}")
-            kafka_flag = _archive_flag(archives, "kafka", services, account, options.write_class_archives)
-            kafka_opts = " ".join((options.jvm_opts, kafka_flag)).strip()
             kafka = kafka_broker.start_broker(artifacts.kafka_lib, services / "kafka", kafka_port, controller_port,
-                                              account, jvm_opts=kafka_opts)
+                                              account, jvm_opts=options.jvm_opts)
             started.append(kafka)
         settings = flink_cluster.FlinkClusterSettings(
             home=services / "flink", rest_port=rest_port, rpc_port=rpc_port, prometheus_port_base=prom_base,
             account=account, slots=options.slots, extra_lib_jars=(artifacts.connector_jar,), jvm_opts=options.jvm_opts,
             extra_conf=options.flink_settings, taskmanagers=1 + options.spare_taskmanagers, niceness=options.niceness,
-            role_opts=_flink_archive_flags(archives, services, account, options.spare_taskmanagers,
-                                           options.write_class_archives),
         )
         spare = f" and {options.spare_taskmanagers} spare TaskManager(s)" if options.spare_taskmanagers else ""
         report(f"starting Flink {options.slots}-slot session cluster{spare}, REST on 127.0.0.1:{rest_port}")
@@ -174,8 +161,6 @@ def up(options: StackOptions, report: Report = _quiet) -> tuple[StackState, bool
         # Also what Flink's pid files prove is ours: a start that failed between the script and the record.
         adopted = [found.record for _, found in _flink_daemons(services / "flink") if found.ours]
         stop([*started, *adopted], grace_seconds=10)
-        if archives is not None:
-            archives.keep(services / ARCHIVE_DUMPS)
         if new_services:
             remove_services_dir(services, stack_dir)
         raise
@@ -187,30 +172,9 @@ def up(options: StackOptions, report: Report = _quiet) -> tuple[StackState, bool
         connector_jar=str(artifacts.connector_jar), services_dir=str(services),
         service_user=account.name if account.separate else None, kafka_host=kafka_host, jvm_opts=options.jvm_opts,
         flink_settings=options.flink_settings, spare_taskmanagers=options.spare_taskmanagers, niceness=options.niceness,
-        class_archives=str(archives.directory) if archives is not None else None,
     )
     save_state(state)
     return state, True
-
-
-def _archive_flag(archives: ClassArchives | None, role: Role, services: Path, account: ServiceAccount,
-                  write: bool) -> str:
-    if archives is None:
-        return ""
-    dumps = services / ARCHIVE_DUMPS
-    if not dumps.exists():
-        dumps.mkdir(mode=0o700)
-        account.own(dumps)  # the JVMs write their archive there as the service user
-    return archives.flag(role, dumps, write)
-
-
-def _flink_archive_flags(archives: ClassArchives | None, services: Path, account: ServiceAccount,
-                         spare_taskmanagers: int, write: bool) -> tuple[tuple[str, str], ...]:
-    """Per-role JVM options of the cluster. Spare TaskManagers run beside the first and stop with it: several
-    JVMs would write one archive at once, so such a cluster writes none for its TaskManagers."""
-    jobmanager = _archive_flag(archives, "jobmanager", services, account, write)
-    taskmanager = _archive_flag(archives, "taskmanager", services, account, write and spare_taskmanagers == 0)
-    return tuple((role, flag) for role, flag in (("jobmanager", jobmanager), ("taskmanager", taskmanager)) if flag)
 
 
 def restart_flink(stack_dir: Path, flink_settings: tuple[tuple[str, str], ...], spare_taskmanagers: int,
@@ -232,16 +196,11 @@ def restart_flink(stack_dir: Path, flink_settings: tuple[tuple[str, str], ...], 
     report("stopping Flink")
     _stop_named(named, 20, report, stale)
     _remove_pid_files(flink_home)  # Flink's scripts append to them: a dead PID read back would be taken for the new one
-    services, account = Path(state.services_dir), account_of(Path(state.services_dir))
-    archives = ClassArchives(Path(state.class_archives)) if state.class_archives else None
-    if archives is not None:
-        archives.keep(services / ARCHIVE_DUMPS)  # what the stopped JVMs wrote, for the ones started now
     settings = flink_cluster.FlinkClusterSettings(
         home=flink_home, rest_port=state.flink_rest_port, rpc_port=state.flink_rpc_port,
-        prometheus_port_base=state.prometheus_port_base, account=account,
+        prometheus_port_base=state.prometheus_port_base, account=account_of(Path(state.services_dir)),
         slots=state.slots, extra_lib_jars=(Path(state.connector_jar),), jvm_opts=state.jvm_opts,
-        extra_conf=flink_settings, taskmanagers=1 + spare_taskmanagers, niceness=state.niceness,
-        role_opts=_flink_archive_flags(archives, services, account, spare_taskmanagers, write=False))
+        extra_conf=flink_settings, taskmanagers=1 + spare_taskmanagers, niceness=state.niceness)
     spare = f" and {spare_taskmanagers} spare TaskManager(s)" if spare_taskmanagers else ""
     report(f"starting Flink again{spare}" + "".join(f"\n  with {k}: {v}" for k, v in flink_settings))
     jobmanager, taskmanagers = flink_cluster.start_cluster(find_distribution(), settings)
@@ -289,8 +248,6 @@ def down(stack_dir: Path, report: Report = _quiet, purge: bool = False) -> DownR
         report("stopping Kafka")
         stopped += _stop_named({"kafka": state.kafka}, 30, report, stale)
     _remove_pid_files(flink_home)
-    if state is not None and state.class_archives:
-        ClassArchives(Path(state.class_archives)).keep(services / ARCHIVE_DUMPS)  # every JVM of the stack stopped
     if not clear_state(stack_dir):
         stale.append(f"the stack directory {stack_dir} is not chronos's user's own: its state file is left there")
     if purge:

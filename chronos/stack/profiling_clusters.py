@@ -227,10 +227,10 @@ class LocalClusterPool:
 
     def __init__(self, base_dir: Path, cache_dir: Path, shared_bootstrap: str, slots: int, jvm_opts: str = "",
                  flink_settings: tuple[tuple[str, str], ...] = (), spare_taskmanagers: int = 0,
-                 niceness: int = COPY_NICENESS, class_sharing: bool = False) -> None:
+                 niceness: int = COPY_NICENESS) -> None:
         self._base, self._cache, self._bootstrap, self._slots = base_dir, cache_dir, shared_bootstrap, slots
         self.niceness = niceness
-        self._jvm_opts, self._class_sharing = jvm_opts, class_sharing
+        self._jvm_opts = jvm_opts
         # The live cluster's recovery settings and spare TaskManagers: a copy that detected and rescheduled a
         # failure otherwise than the live job would profile another recovery than the one being tuned.
         self._flink_settings, self._spare = flink_settings, spare_taskmanagers
@@ -247,7 +247,7 @@ class LocalClusterPool:
             try:
                 up(StackOptions(stack_dir, self._cache, slots=self._slots, shared_bootstrap=self._bootstrap,
                                 jvm_opts=self._jvm_opts, flink_settings=settings, spare_taskmanagers=spare,
-                                niceness=self.niceness, class_sharing=self._class_sharing))
+                                niceness=self.niceness))
             except BaseException:
                 down(stack_dir, purge=True)
                 shutil.rmtree(stack_dir, ignore_errors=True)

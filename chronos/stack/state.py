@@ -68,7 +68,6 @@ class StackState(BaseModel):
     flink_settings: tuple[tuple[str, str], ...] = ()
     spare_taskmanagers: int = Field(default=0, ge=0, le=2)
     niceness: int = Field(default=0, ge=0, le=19)  # its Flink processes' OS priority (StackOptions.niceness)
-    class_archives: str | None = None  # its JVMs' class-data sharing archives (chronos.stack.class_archives)
 
     @property
     def slots_total(self) -> int:
