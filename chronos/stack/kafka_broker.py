@@ -81,10 +81,12 @@ def _java() -> str:
     return java
 
 
+COLLECTORS = frozenset(f"-XX:+Use{name}GC" for name in ("G1", "Serial", "Parallel", "Z", "Shenandoah", "Epsilon"))
+
+
 def collector_flags(jvm_opts: str) -> list[str]:
     """G1 (Kafka's own choice) unless the stack's JVM options pick a collector: the JVM refuses two."""
-    chosen = any(o.startswith("-XX:+Use") and o.endswith("GC") for o in jvm_opts.split())
-    return [] if chosen else ["-XX:+UseG1GC"]
+    return [] if COLLECTORS & set(jvm_opts.split()) else ["-XX:+UseG1GC"]
 
 
 def start_broker(lib_dir: Path, home: Path, port: int, controller_port: int, account: ServiceAccount,

@@ -60,6 +60,7 @@ def test_the_broker_runs_g1_unless_the_stacks_jvm_options_choose_a_collector() -
     assert collector_flags("") == ["-XX:+UseG1GC"]
     assert collector_flags("-XX:TieredStopAtLevel=1") == ["-XX:+UseG1GC"]
     assert collector_flags("-XX:TieredStopAtLevel=1 -XX:+UseSerialGC") == [], "the JVM refuses two collectors"
+    assert collector_flags("-XX:+UseAdaptiveSizePolicyWithSystemGC") == ["-XX:+UseG1GC"], "a flag, not a collector"
 
 
 def test_free_ports_are_distinct_and_free() -> None:
