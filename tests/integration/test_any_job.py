@@ -1,13 +1,21 @@
 """A job chronos was not built around, end to end on the real stack: the shop's orders x payments join (two
 input topics of its own schema, an ISO-8601 and a nested epoch-ms event time), known to chronos only by its job
 file. Adopted while running under its own load; tuned with no profile (a cold start, said as such); profiled on
-copies fed its own recorded input; tuned again from the models. Its live output stays exactly-once throughout,
-and no reader of chronos's ever commits for its consumer group. Bad input gets one line each."""
+copies fed its own recorded input, on clusters of their own below the live job's priority, exploring the proposed
+recovery settings, interrupted and resumed, and reported; tuned again from the models. Its live output stays
+exactly-once throughout, and no reader of chronos's ever commits for its consumer group. Bad input gets one line
+each.
+
+The suite's one real profile: each run of a profile starts a cluster, submits a copy and kills its TaskManagers
+(~1-2 min apiece on two cores), so what a profile does is proven on one profile of a job chronos was not built
+around, not on a second of the demo job."""
 
 from __future__ import annotations
 
 import json
 import signal
+import subprocess
+import sys
 import threading
 import uuid
 from collections import Counter
@@ -27,9 +35,17 @@ from chronos.jobs.topics import ensure_topics
 from chronos.model import CheckpointSettings
 from chronos.profiler.store import ProfileStore
 from chronos.rates import ConstantRate
+from chronos.stack.profiling_clusters import COPY_NICENESS
 from chronos.stack.state import StackState
 from tests.conftest import wait_until
 from tests.support.cli import assert_one_line_error, chronos
+from tests.support.profile_copies import (
+    ClusterWatch,
+    assert_copies_run_below_the_live_job,
+    assert_nothing_left,
+    copies_on_record,
+    trials_under_way,
+)
 from tests.support.recoveries_seen import recoveries_seen
 from tests.support.tuning import Tuner
 
@@ -39,8 +55,8 @@ SHIPPED = shipped("shop_payments.yaml")
 TUNE = ["--latency-p99", "5s", "--recovery", "60s", "--interval-min", "1s", "--interval-max", "60s",
         "--startup-grace", "15s", "--decide-every", "5s", "--collect-every", "2s", "--horizon", "20s",
         "--dry-run", "--metrics-port", "-1"]
-PROFILE = ["--runs", "3", "--parallel", "2", "--intervals", "2s..8s", "--faults", "2", "--repeats", "0", "--steady", "15s",
-           "--warmup", "10s", "--hold", "5s", "--timeout", "120s", "--budget", "30m", "--json"]
+PROFILE = ["--parallel", "2", "--intervals", "2s..6s", "--faults", "1", "--repeats", "1", "--steady", "10s",
+           "--warmup", "0s", "--hold", "5s", "--timeout", "120s", "--budget", "30m", "--json"]
 
 
 def shop_file(tmp_path: Path, tag: str, *, copy: bool = True, event_times: tuple[str, ...] | None = None) -> Path:
@@ -72,7 +88,7 @@ def group_offsets(bootstrap: str) -> dict[str, dict[tuple[str, int], int]]:
         admin.close()
 
 
-def test_a_users_two_topic_job_is_adopted_tuned_cold_profiled_on_its_own_input_and_stays_exactly_once(
+def test_a_users_two_topic_job_is_adopted_tuned_cold_profiled_on_its_own_input_resumed_and_stays_exactly_once(
         stack: StackState, flink: FlinkRestClient, tmp_path: Path, profiling_turn: None) -> None:
     sd = ["--stack-dir", stack.stack_dir]
     tag = uuid.uuid4().hex[:6]
@@ -87,6 +103,8 @@ def test_a_users_two_topic_job_is_adopted_tuned_cold_profiled_on_its_own_input_a
                                     "duration_s": 3600}, daemon=True)
     tuner: Tuner | None = None
     profile_db, cold_db = tmp_path / "profiles.db", tmp_path / "cold.db"
+    store = ProfileStore(profile_db)
+    clusters = ClusterWatch(Path(stack.stack_dir))
     try:
         flink.wait_until_running(job_id, timeout_s=120)
         load.start()
@@ -97,46 +115,114 @@ def test_a_users_two_topic_job_is_adopted_tuned_cold_profiled_on_its_own_input_a
         # 1. No profile: the tuner still decides, from the live checkpoints, and says it is a cold start.
         # --allow-fault: with no models it kills one TaskManager once (replaced) to measure a recovery.
         tuner = Tuner("--job", job_id, *TUNE, "--allow-fault", "--duration", "70s", "--db", str(cold_db), *sd)
-        # 2. Meanwhile the profile records 30 s of the live input and replays it into three copies.
-        profiled = chronos("profile", "run", "--job", job_id, "--record", "30s", "--db", str(profile_db), *PROFILE,
-                           *sd, timeout=1200)
+        # 2. Meanwhile the profile records 30 s of the live input and replays it into copies, exploring the recovery
+        # settings chronos proposes beside the live ones. Four runs asked, two at a time; stopped with Ctrl-C once two
+        # are done and another is under way (the fourth starts as the second ends, so one always is: however fast this
+        # machine runs them). Under way: asked of the study and not told (a worker's copy also runs between its runs,
+        # so a cluster says nothing).
+        proc = subprocess.Popen([sys.executable, "-m", "chronos.cli.main", "profile", "run", "--job", job_id,
+                                 "--record", "30s", "--db", str(profile_db), "--runs", "4", "--explore-recovery",
+                                 *PROFILE, *sd], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            wait_until(lambda: len(store.runs()) >= 2 or proc.poll() is not None, 900, 2, what="two profiling runs")
+            assert proc.poll() is None, proc.communicate()[1][-3000:]
+            wait_until(lambda: trials_under_way(profile_db) >= 1, 120, 0.2, what="a run under way")
+            wait_until(lambda: copies_on_record(Path(stack.stack_dir)) >= 1, 120, 0.2, what="its copy's cluster")
+            assert_copies_run_below_the_live_job(Path(stack.stack_dir))
+            proc.send_signal(signal.SIGINT)
+            stdout, stderr = proc.communicate(timeout=300)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        assert proc.returncode == 130, stderr[-3000:]
+        assert "Traceback" not in stderr
+        assert "the job's own input, recorded for 30s and replayed" in stderr
         cold = tuner.wait_for(lambda e: e.get("event") == "decision" and "grace" not in e["reason"], 60)
         assert cold["mode"] == "cold-start" and "cold start (no models)" in cold["reason"], cold
         assert cold["wanted_s"] is not None and cold["wanted_s"] < 5, "the latency target bounds it"
-        assert tuner.finish(60) == 0
+        assert tuner.finish(90) == 0
         assert any(e.get("event") == "message" and "recovery probe (--allow-fault): kill-taskmanager" in e["text"]
                    for e in tuner.events), [e.get("text", "")[:100] for e in tuner.events]
-        assert profiled.returncode == 0, profiled.stderr[-3000:]
-        assert "the job's own input, recorded for 30s and replayed" in profiled.stderr
-        outcome = json.loads(profiled.stdout)
-        assert outcome["completed"] == 3 and outcome["failed"] == 0, outcome
-        # Three runs at one load on two workers: the worker that ran two paced its running copy for the second
-        # (unless the live job left its band meanwhile, which stops the copies).
-        assert outcome["copies"] == 2 or outcome["pauses"] > 0, outcome
-        store = ProfileStore(profile_db)
-        try:
-            runs = store.runs()
-            (profile_id,) = {r.profile_id for r in runs}
-            sample = store.sample(profile_id)
-        finally:
-            store.close()
+        runs = store.runs()
+        done = len(runs)
+        stopped = json.loads(stdout)
+        assert stopped["interrupted"] and (stopped["completed"], stopped["failed"]) == (done, 0), stopped
+        assert done in (2, 3) and all(r.status == "completed" for r in runs), [r.error for r in runs]
+        (profile_id,) = {r.profile_id for r in runs}
+        sample = store.sample(profile_id)
         # 30 s of the shop's 300 records/s (orders and payments together): most of them, not a trickle
         assert sample is not None and set(sample.topics) == set(io.input_topics) and len(sample.records) > 6_000
         for run in runs:
+            # The first trial carries the repeat (one setting measured twice: the models' noise floor), and its
+            # steady window again after the faults (the p99 at that setting twice).
+            assert len(run.recoveries) == (2 if run.trial_number == 0 else 1), run
+            assert [a.p99_ms is not None for a in run.repeat_steady] == ([True] if run.trial_number == 0 else []), run
+            for m in run.recoveries:
+                assert m.fault.injected_wall_ms < m.detected_ms < m.running_ms  # type: ignore[operator]
+                assert m.recovered_ms is None or m.running_ms <= m.recovered_ms  # type: ignore[operator]
+                assert m.interval_ms == run.config.interval_ms
             # the copy's committed output was there and parsed: its latency came from the paid_ms of its records
             assert run.steady is not None and run.steady.p99_ms is not None and run.steady.throughput, run
-            assert len(run.recoveries) == 2, run
+            assert run.steady.checkpoint_duration_ms is not None
+        assert_nothing_left(stack, clusters)
+
+        # 3. Resumed, one run at a time: the interrupted trials run again (on the recorded input, from the store); the
+        # completed ones are not repeated. A run at the load and recovery settings of the one before it paces that
+        # run's copy at its own interval; another starts a copy of its own.
+        resumed = chronos("profile", "run", "--resume", "--runs", str(done + 2), "--parallel", "1", "--json",
+                          "--db", str(profile_db), *sd, timeout=900)
+        assert resumed.returncode == 0, resumed.stderr[-3000:]
+        outcome = json.loads(resumed.stdout)
+        assert outcome["requeued"] in (1, 2) and (outcome["completed"], outcome["failed"]) == (2, 0), outcome
+        later = sorted((r for r in store.runs() if r.trial_number not in {r.trial_number for r in runs}),
+                       key=lambda r: r.started_ms)
+        assert len(later) == 2, later
+        same_copy = later[0].config.recovery == later[1].config.recovery
+        assert outcome["copies"] == (1 if same_copy else 2) or outcome["pauses"] > 0, (outcome, later)
+        # The live job was read before the first copy and while it ran: what the profile did to it is said.
+        live = outcome["live"]
+        assert live is not None and live["readings_before"] >= 3 and live["readings_during"] >= 3, live
+        assert live["p99_before_ms"] and live["p99_during_ms"] and live["throughput_during"], live
+        runs = store.runs()
+        assert len(runs) == done + 2 and len({r.trial_number for r in runs}) == done + 2
+        assert_nothing_left(stack, clusters)
+        # The study explored the recovery settings chronos proposes beside the live ones: runs at each, the proposed
+        # ones on clusters with a spare TaskManager and the proposed heartbeats, stored with every recovery.
+        assert {r.config.recovery for r in runs} == {"live", "proposed"}, [r.config for r in runs]  # the design
+        for run in runs:
+            for m in run.recoveries:
+                settings = dict(m.settings_in_force)
+                assert (settings.get("chronos.spare-taskmanagers") == "1") == (run.config.recovery == "proposed")
+                assert (settings.get("heartbeat.timeout") == "10s") == (run.config.recovery == "live"), settings
         recovered = [m.recovery_s for r in runs for m in r.recoveries if m.recovery_s is not None]
         assert len(recovered) >= 4, ("enough recoveries measured to fit a model", recoveries_seen(runs))
 
-        # 3. With the profile, decisions come from the models.
+        # 4. The report reads it all back.
+        report = chronos("profile", "report", "--json", "--models", "--plots", str(tmp_path / "plots"),
+                         "--db", str(profile_db), *sd)
+        assert report.returncode == 0, report.stderr
+        data = json.loads(report.stdout)
+        assert len(data["runs"]) == done + 2 and len(data["plots"]) == 2
+        # Every recovered fault by phase, measured and predicted from the other runs (held out).
+        assert data["phases"] and all(p["measured"]["detect_s"] > 0 and p["predicted"]["detect_s"] > 0
+                                      for p in data["phases"]), data["phases"]
+        assert set(data["models"]) <= {"recovery", "p99"}, data["models"]
+        first = [m.recovery_s for r in runs if r.trial_number == 0 for m in r.recoveries]
+        if "recovery" in data["models"] and None not in first:  # the repeat was measured: its scatter is the floor
+            assert data["models"]["recovery"]["noise_floor_mape"] is not None, data["models"]
+        if "p99" in data["models"] and any(r.trial_number == 0 for r in runs):  # its steady window measured again
+            assert data["models"]["p99"]["noise_floor_mape"] is not None, data["models"]
+        assert data["live"] and all(entry["copy_niceness"] == COPY_NICENESS for entry in data["live"]), data["live"]
+        assert all(Path(p).stat().st_size > 10_000 for p in data["plots"])
+
+        # 5. With the profile, decisions come from the models.
         tuner = Tuner("--job", job_id, *TUNE, "--duration", "40s", "--db", str(profile_db), *sd)
         informed = tuner.wait_for(lambda e: e.get("event") == "decision", 60)
         assert informed["mode"] == "models", informed
         tuner.proc.send_signal(signal.SIGTERM)  # one decision is what this step asks: stopped as a user stops it
         assert tuner.finish(60) == 0
 
-        # 4. Bad input, one line each: an event-time path that matches nothing in the recorded records ...
+        # 6. Bad input, one line each: an event-time path that matches nothing in the recorded records ...
         adopt_as = [path, shop_file(tmp_path, tag, event_times=("$.placed_at", "$.paid.when"))]
         assert chronos("job", "adopt", job_id, "--file", str(adopt_as[1]), *sd).returncode == 0
         assert_one_line_error(chronos("profile", "run", "--job", job_id, "--record", "5s", "--db", str(profile_db),
@@ -153,7 +239,7 @@ def test_a_users_two_topic_job_is_adopted_tuned_cold_profiled_on_its_own_input_a
         assert_one_line_error(chronos("profile", "run", "--job", job_id, "--dry-run", "--db", str(profile_db), *sd),
                               "no copy: section in its job file", "copy: {input-topics")
 
-        # 5. The live job ran on, exactly once over everything its load sent, and its group was never chronos's.
+        # 7. The live job ran on, exactly once over everything its load sent, and its group was never chronos's.
         assert flink.job(job_id).state == "RUNNING"
         expected, orders = expected_paid(stack.bootstrap, topics)
         assert orders > 20_000 and sum(expected.values()) > 0.8 * orders
@@ -174,6 +260,8 @@ def test_a_users_two_topic_job_is_adopted_tuned_cold_profiled_on_its_own_input_a
         assert all(groups_after[live_group][tp] >= offset for tp, offset in groups_before.get(live_group, {}).items()), \
             "the job's group offsets only ever moved forward"
     finally:
+        clusters.close()
+        store.close()
         stop.set()
         if tuner is not None:
             tuner.kill()

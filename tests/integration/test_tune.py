@@ -3,7 +3,7 @@ journaled savepoint, once; a job chronos did not submit is adopted and retuned; 
 line. The load-step retune, a live failure and the dashboards are in test_watched_tuning_run.py.
 
 The profile here is written by the test (a replay-bound recovery: 20 s + interval x rate / 250
-ev/s), because a real one takes ~15 minutes; profiling itself is tested in test_profiling.py. What
+ev/s), because a real one takes ~15 minutes; profiling itself is tested in test_any_job.py. What
 is real is everything the tuner does with it: Flink, Kafka, the savepoints, the resubmission, the
 metrics endpoint.
 """

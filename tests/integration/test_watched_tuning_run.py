@@ -6,7 +6,7 @@ journaled, nothing is lost or duplicated, every dashboard panel's query and anno
 least one series, and `chronos report` draws the run from that Prometheus and from the journal.
 
 The profile is written by the test (a replay-bound recovery: 20 s + interval x rate / 250 ev/s)
-because a real one takes ~15 minutes; profiling itself is tested in test_profiling.py.
+because a real one takes ~15 minutes; profiling itself is tested in test_any_job.py.
 """
 
 from __future__ import annotations

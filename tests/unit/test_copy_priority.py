@@ -1,6 +1,6 @@
 """A profiling copy runs below the live job's OS priority: its Flink daemons are started through `nice`, and its
 load's producer processes lower their own priority before producing (copies beside the live job on two
-cores raised its p99 by 12 %). The real clusters' priorities are checked in tests/integration/test_profiling.py."""
+cores raised its p99 by 12 %). The real clusters' priorities are checked in tests/integration/test_any_job.py."""
 
 from __future__ import annotations
 
