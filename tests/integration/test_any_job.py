@@ -166,19 +166,13 @@ def test_a_users_two_topic_job_is_adopted_tuned_cold_profiled_on_its_own_input_r
             assert run.steady.checkpoint_duration_ms is not None
         assert_nothing_left(stack, clusters)
 
-        # 3. Resumed, one run at a time: the interrupted trials run again (on the recorded input, from the store); the
-        # completed ones are not repeated. A run at the load and recovery settings of the one before it paces that
-        # run's copy at its own interval; another starts a copy of its own.
-        resumed = chronos("profile", "run", "--resume", "--runs", str(done + 2), "--parallel", "1", "--json",
+        # 3. Resumed: the interrupted trials run again (on the recorded input, from the store); the completed ones
+        # are not repeated.
+        resumed = chronos("profile", "run", "--resume", "--runs", str(done + 2), "--parallel", "2", "--json",
                           "--db", str(profile_db), *sd, timeout=900)
         assert resumed.returncode == 0, resumed.stderr[-3000:]
         outcome = json.loads(resumed.stdout)
         assert outcome["requeued"] in (1, 2) and (outcome["completed"], outcome["failed"]) == (2, 0), outcome
-        later = sorted((r for r in store.runs() if r.trial_number not in {r.trial_number for r in runs}),
-                       key=lambda r: r.started_ms)
-        assert len(later) == 2, later
-        same_copy = later[0].config.recovery == later[1].config.recovery
-        assert outcome["copies"] == (1 if same_copy else 2) or outcome["pauses"] > 0, (outcome, later)
         # The live job was read before the first copy and while it ran: what the profile did to it is said.
         live = outcome["live"]
         assert live is not None and live["readings_before"] >= 3 and live["readings_during"] >= 3, live
