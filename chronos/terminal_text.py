@@ -10,6 +10,7 @@ string they render has its control characters spelled out as escapes.
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any
 
@@ -30,11 +31,19 @@ def one_line(text: str) -> str:
     return shown(" ".join(text.split()))
 
 
+# The width a console writes at when it is not a terminal (a file, a pipe, CI's log) and nobody said one (COLUMNS):
+# Rich would assume 80 and squeeze a wide table's every cell to "1,…", which no one reading a file can widen.
+UNBOUNDED_WIDTH = 1000
+
+
 class TerminalConsole(Console):
-    """A Rich console that treats every string as plain text: no markup, no emoji codes, controls escaped."""
+    """A Rich console that treats every string as plain text: no markup, no emoji codes, controls escaped. Off a
+    terminal it writes whole values (UNBOUNDED_WIDTH) rather than a terminal's 80 columns."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(markup=False, emoji=False, **kwargs)
+        if "width" not in kwargs and not os.environ.get("COLUMNS") and not self.is_terminal:
+            self.width = UNBOUNDED_WIDTH
 
     def render_str(self, text: str, **kwargs: Any) -> Text:
         kwargs["markup"] = False

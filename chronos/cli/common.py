@@ -52,6 +52,12 @@ def print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
 
 
+def print_json_line(data: Any) -> None:
+    """One JSON object on one line: for output that is a stream of them (`chronos tune --json`), which `jq -c`, log
+    shippers and a reader parsing line by line take one line at a time."""
+    sys.stdout.write(json.dumps(data, default=str) + "\n")
+
+
 def say_stale(line: str) -> None:
     """A recorded process chronos will not touch: said on stderr, one line, never an error."""
     err.print(line, style="yellow", highlight=False, soft_wrap=True, markup=False)

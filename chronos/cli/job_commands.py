@@ -139,7 +139,9 @@ def job_adopt(
 @job_app.command("stop")
 def job_stop(
     job_id: Annotated[str, typer.Argument(help="Flink job id.")],
-    savepoint: Annotated[bool, typer.Option(help="Stop with a savepoint (else cancel).")] = True,
+    savepoint: Annotated[bool, typer.Option(
+        "--savepoint/--no-savepoint", " /--cancel",  # --cancel: the word Flink's own CLI uses
+        help="Stop with a savepoint, or cancel it (--no-savepoint, --cancel).")] = True,
     stack_dir: StackDir = None,
     rest_url: RestUrl = None,
 ) -> None:

@@ -99,8 +99,7 @@ def status_cmd(
                           f"(its own {own} is the fallback while no tuner runs)")
         else:
             table.add_row("checkpoint interval", own + measured)
-        table.add_row("realizer", "paced (chronos triggers its checkpoints)" if r.paced_ms
-                      else "restart (no cadence journaled for this job in the stack's profiles.db)")
+        table.add_row("realizer", f"{r.realizer} ({r.realizer_why})" if r.realizer_why else r.realizer)
         table.add_row("checkpoints", f"{r.completed_checkpoints} completed, {r.failed_checkpoints} failed"
                       + (f" ({r.failed_why})" if r.failed_why else ""))
         table.add_row("last checkpoint", "-" if r.last_checkpoint_ms is None else
@@ -112,6 +111,8 @@ def status_cmd(
                       else f"{r.source_records_per_s:.0f}  (Flink's meter, mean of its last 60 s)")
         table.add_row("end-to-end latency", "- (start `chronos observe run --background`)" if r.p99_latency_ms is None
                       else f"p50 {r.p50_latency_ms or 0:.0f} ms, p99 {r.p99_latency_ms:.0f} ms")
+        if r.suggested_tune:
+            table.add_row("targets it meets now", r.suggested_tune)
         out.print(table)
 
 

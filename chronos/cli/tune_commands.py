@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from pydantic import ValidationError
 
-from chronos.cli.common import RestUrl, StackDir, err, finite, out, print_json, stack_dir_of
+from chronos.cli.common import RestUrl, StackDir, err, finite, out, print_json_line, stack_dir_of
 from chronos.cli.graceful import graceful_stop
 from chronos.errors import ChronosError, InvalidInput, field_error
 from chronos.input_files import read_mapping
@@ -57,7 +57,8 @@ def build_policy(config: Path | None, flags: dict[str, Any]) -> TunePolicy:
 
 def tune(
     job: Annotated[str | None, typer.Option(help="Flink job id \\[default: the single running job chronos submitted].")] = None,
-    latency_p99: Annotated[str | None, typer.Option(help="Target p99 end-to-end latency, e.g. 1s, 800ms.")] = None,
+    latency_p99: Annotated[str | None, typer.Option(
+        help="Target p99 end-to-end latency, e.g. 1s, 800ms \\[default: none: tuned for recovery alone].")] = None,
     recovery: Annotated[str | None, typer.Option(help="Target recovery time after a failure, e.g. 60s.")] = None,
     strategy: Annotated[str | None, typer.Option(help="chronos | static | young | daly | khaos \\[default: chronos].")] = None,
     static_interval: Annotated[str | None, typer.Option(help="The interval the static strategy holds.")] = None,
@@ -105,7 +106,8 @@ def tune(
         help="Tune this FlinkDeployment (Flink Kubernetes Operator): retune by patching its flinkConfiguration.")] = None,
     namespace: Annotated[str, typer.Option(envvar="POD_NAMESPACE", help="Namespace of the FlinkDeployment.")] = "default",
     job_file: Annotated[Path | None, typer.Option(
-        help="With --flink-deployment: a job file naming the job and its io (topics, latency source).")] = None,
+        help="With --flink-deployment: a job file naming the job and its io (topics, latency source) \\[default: "
+             "none: its name from Flink, its rate and lag from Flink's metrics, no end-to-end latency].")] = None,
     reporter_url: Annotated[list[str] | None, typer.Option(
         help="Flink Prometheus reporter endpoint to read lag and records from (repeatable) \\[default: the stack's].")] = None,
     stack_dir: StackDir = None,
@@ -159,7 +161,7 @@ def tune(
         except KeyboardInterrupt:  # before the loop ran (typer would turn it into a silent exit 130)
             raise ChronosError("interrupted before tuning began") from None
     if as_json:
-        print_json({"event": "summary", **asdict(summary)})
+        print_json_line({"event": "summary", **asdict(summary)})
     else:
         now = f"{summary.interval_ms / 1000:g} s" if not summary.paced_ms else \
             f"{summary.paced_ms / 1000:g} s paced (its own {summary.interval_ms / 1000:g} s holds until a tuner runs again)"

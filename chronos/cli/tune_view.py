@@ -245,7 +245,8 @@ class TuneDisplay:
         if s.reading is not None and s.policy is not None:
             r, p = s.reading, s.policy
             table.add_row("input", _s(r.input_rate, "ev/s", ",.0f") + f", lag {_s(r.lag, 'records', ',.0f')}")
-            table.add_row("p99 latency", f"{_s(r.p99_ms, 'ms', ',.0f')} (target {p.latency_p99_ms:,.0f} ms)")
+            target = "no target" if p.latency_p99_ms is None else f"target {p.latency_p99_ms:,.0f} ms"
+            table.add_row("p99 latency", f"{_s(r.p99_ms, 'ms', ',.0f')} ({target})")
             table.add_row("QoS violations", f"latency {s.violations[0]:.0f} s, recovery {s.violations[1]:.0f} s "
                           f"(recovery target {p.recovery_s:g} s)")
         table.add_row("models", s.models)

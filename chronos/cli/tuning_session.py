@@ -24,8 +24,11 @@ from chronos.metrics.tune_observer import MetricsObserver
 from chronos.optimizer.policy import TunePolicy
 from chronos.optimizer.recovery_config import FlinkSettings
 from chronos.optimizer.recovery_proposal import JOB_LEVEL_CHANGES, RecoveryProposal
-from chronos.stack.known_jobs import job_to_tune
+from chronos.stack.job_records import JobRecord
+from chronos.stack.known_jobs import job_to_tune, unrecorded_job
+from chronos.tune.journal import TuneJournal
 from chronos.tune.loop import LoopSettings, TuneLoop
+from chronos.tune.no_program import ADOPT_HINT, NoProgram
 from chronos.tune.pacer import Pacer
 from chronos.tune.realization import JobRealization, Paced, Restarting
 from chronos.tune.realizer_choice import Requested, choose_realizer
@@ -58,8 +61,6 @@ class TuneRequest:
     job_recovery_settings: bool = True  # the proposal's job-level lines go with a restart retune
 
     def __post_init__(self) -> None:
-        if self.flink_deployment and self.job_file is None:
-            raise InvalidInput("--flink-deployment needs --job-file: the job's name and io (topics, latency source)")
         if self.flink_deployment and self.allow_fault:
             raise InvalidInput("--allow-fault probes a job on the local stack only (it kills one of its TaskManagers); "
                                "not a FlinkDeployment")
@@ -91,22 +92,20 @@ def tuning_session(request: TuneRequest) -> Iterator[tuple[TuneLoop, TuneDisplay
         display = TuneDisplay(err if not request.as_json else out, request.as_json)
         observers = TuneObservers(display, MetricsObserver(metrics, heartbeat))
         client = resources.enter_context(wiring.flink_client(request.stack_dir, request.rest_url, patient=True))
-        retuner: Realizer
-        if request.flink_deployment:
-            assert request.job_file is not None
-            record, retuner = wiring.deployment_to_tune(client, request.flink_deployment, request.namespace,
-                                                        request.job_file, journal)
-        else:
-            record = job_to_tune(client, wiring.job_records(request.stack_dir), journal, request.job,
-                                 str(request.stack_dir / "jobs"))
-            retuner = wiring.retuner(client, request.stack_dir, journal, record.io)
-        policy = request.policy
+        target = _target(request, client, journal)
+        record, retuner, unrecorded = target.record, target.realizer, target.pace_only
+        # A job chronos has no program of cannot be resubmitted: restart retunes off, its own interval stays.
+        policy = request.policy.model_copy(update={"max_retunes_per_hour": 0}) if unrecorded else request.policy
         book = wiring.model_book(request.db, record.spec.name, journal, policy.strategy,
                                  fit_timeout_s=request.fit_timeout_s,
                                  latency_rising=record.spec.commits_on_checkpoint)
         tuned = TunedJob(record.job_id, record.spec, record.settings)
         trigger = wiring.checkpoint_trigger(client)
         choice = choose_realizer(request.realize, lambda: trigger.offers_checkpoint_trigger(record.job_id))
+        if unrecorded and not choice.paced:
+            raise InvalidInput(f"job {record.job_id} has no job file here, so chronos can only pace its checkpoints, "
+                               f"and not on this run: {choice.why}; adopt it (`{ADOPT_HINT.format(job_id=record.job_id)}`)"
+                               " to retune it by restarts")
         pacer = Pacer(trigger, journal, observers, record.spec.name)  # not pacing, it measures the checkpoints' interval
         stop_pacing = threading.Event()
         thread = threading.Thread(target=pacer.run, args=(stop_pacing,), name="chronos-pacer", daemon=True)
@@ -114,9 +113,15 @@ def tuning_session(request: TuneRequest) -> Iterator[tuple[TuneLoop, TuneDisplay
         resources.callback(thread.join, 2.0)  # a daemon: a stop is not held up by a trigger in flight
         resources.callback(pacer.wake)
         resources.callback(stop_pacing.set)
-        collector = wiring.tune_collector(client, request.stack_dir, record, policy.latency_window_s,
-                                          request.reporter_urls,
-                                          cadence_ms=lambda: pacer.cadence_ms)
+        if target.without_job_file:
+            collector = wiring.flink_metrics_collector(client, request.stack_dir, record, policy.latency_window_s,
+                                                       policy.latency_p99_ms is not None, request.reporter_urls,
+                                                       cadence_ms=lambda: pacer.cadence_ms,
+                                                       job_file_hint="--job-file" if request.flink_deployment else None)
+        else:
+            collector = wiring.tune_collector(client, request.stack_dir, record, policy.latency_window_s,
+                                              request.reporter_urls,
+                                              cadence_ms=lambda: pacer.cadence_ms)
         resources.callback(collector.close)
         probe = wiring.recovery_probe(request.stack_dir) if request.allow_fault else None
         proposed = _recovery_proposal(request, client) if request.pause_watch_s > 0 else None
@@ -126,7 +131,8 @@ def tuning_session(request: TuneRequest) -> Iterator[tuple[TuneLoop, TuneDisplay
         loop = TuneLoop(tuned, policy, collector, realization, journal, book, observers, request.loop, probe=probe,
                         recovery_settings=wiring.recovery_settings_in_force(client, request.stack_dir,
                                                                             request.rest_url))
-        metrics.set_targets(record.spec.name, policy.latency_p99_ms / 1000, policy.recovery_s)
+        metrics.set_targets(record.spec.name, None if policy.latency_p99_ms is None else policy.latency_p99_ms / 1000,
+                            policy.recovery_s)
         server = serve(registry, request.metrics_port, request.metrics_address, heartbeat) \
             if request.metrics_port >= 0 else None
         if server is not None:
@@ -136,13 +142,18 @@ def tuning_session(request: TuneRequest) -> Iterator[tuple[TuneLoop, TuneDisplay
         if server is not None:
             display.message(f"metrics on http://{request.metrics_address}:{server.port}/metrics")
         display.message(f"tuning {record.spec.name} ({record.job_id}) at {record.settings.interval_ms / 1000:g} s: "
-                        f"p99 <= {policy.latency_p99_ms:g} ms, recovery <= {policy.recovery_s:g} s, "
+                        + ("no latency target" if policy.latency_p99_ms is None else f"p99 <= {policy.latency_p99_ms:g} ms")
+                        + f", recovery <= {policy.recovery_s:g} s, "
                         f"strategy {policy.strategy}{', dry run' if request.loop.dry_run else ''}")
+        if target.said:
+            display.message(target.said)
         observers.watching(tuned)
         restart_path = "patching the FlinkDeployment" if request.flink_deployment else "stop-with-savepoint and resubmit"
+        how = (f"{choice.why}; the job's own interval (the fallback) stays: without a job file there is no program "
+               "to restart it with") if unrecorded else \
+            f"{choice.why}; {'the fallback changes' if choice.paced else 'a change is made'} by {restart_path}"
         observers.realizing(tuned, "paced" if choice.paced else "kubernetes" if request.flink_deployment else "restart",
-                            f"{choice.why}; {'the fallback changes' if choice.paced else 'a change is made'} by "
-                            f"{restart_path}")
+                            how)
         observers.describe_models(book.models)
         if book.last_fit_error is not None:
             observers.fit_failed(tuned, book.last_fit_error)
@@ -156,6 +167,43 @@ def tuning_session(request: TuneRequest) -> Iterator[tuple[TuneLoop, TuneDisplay
             observers.recovery_proposal(tuned, proposed[0], proposed[1].lines(),
                                         f"chronos recommend --apply{where}{with_retune}", job_settings)
         yield loop, display
+
+
+@dataclass(frozen=True)
+class TuneTarget:
+    """The job to tune and what can act on it. `without_job_file`: its topics are unknown, so its signals come from
+    Flink's own metrics (chronos.signals.flink_metrics); `pace_only`: no program to resubmit it with either (a job
+    submitted elsewhere; a FlinkDeployment's operator owns its spec), so it is paced and never restarted; `said`:
+    what the user is told once, at the start, of what a job file would add."""
+
+    record: JobRecord
+    realizer: Realizer
+    without_job_file: bool = False
+    pace_only: bool = False
+    said: str = ""
+
+
+def _target(request: TuneRequest, client: FlinkRestClient, journal: TuneJournal) -> TuneTarget:
+    if request.flink_deployment:
+        record, realizer = wiring.deployment_to_tune(client, request.flink_deployment, request.namespace,
+                                                     request.job_file, journal)
+        if request.job_file is not None:
+            return TuneTarget(record, realizer)
+        return TuneTarget(record, realizer, without_job_file=True, said=(
+            f"{record.spec.name} ({record.job_id}) on FlinkDeployment {request.namespace}/{request.flink_deployment} "
+            "has no job file here: chronos reads its input rate, lag and throughput from Flink's metrics; with one "
+            "(--job-file) it could also read its end-to-end latency from its output topic, and profile it"))
+    known = job_to_tune(client, wiring.job_records(request.stack_dir), journal, request.job,
+                        str(request.stack_dir / "jobs"))
+    if known is not None:
+        return TuneTarget(known, wiring.retuner(client, request.stack_dir, journal, known.io))
+    assert request.job is not None  # only a job named can be one chronos has no record of
+    record = unrecorded_job(client, request.job)
+    return TuneTarget(record, NoProgram(), without_job_file=True, pace_only=True, said=(
+        f"{record.spec.name} ({record.job_id}) has no job file here: chronos paces its checkpoints and reads its input "
+        "rate, lag and throughput from Flink's metrics. A job file would also let it read the end-to-end latency (from "
+        "the output topic), move the job's own interval by a restart, and profile it: "
+        f"`{ADOPT_HINT.format(job_id=record.job_id)}`"))
 
 
 def _recovery_proposal(request: TuneRequest, client: FlinkRestClient) -> tuple[RecoveryProposal, FlinkSettings] | str:

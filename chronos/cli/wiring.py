@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from chronos.chaos.faults import FaultInjector
 from chronos.errors import InvalidInput, StackError
@@ -19,6 +19,7 @@ from chronos.k8s.flink_deployment import DeploymentRealizer
 from chronos.model import (
     CheckpointSettings,
     JobIO,
+    JobSpec,
     check_bootstrap,
     check_url,
 )
@@ -38,11 +39,12 @@ from chronos.tune.retune import Retuner, TunedJob
 # they doubled what `chronos job list` takes to start (0.43 s of imports against 0.23 s for the rest of the CLI).
 if TYPE_CHECKING:
     from chronos.chaos.experiment import Action, Load
+    from chronos.flink.replies import CheckpointConfigReply, JobDetail
     from chronos.jobs.bounded_input import ExperimentInput
     from chronos.jobs.input_recorder import TopicRecorder
     from chronos.jobs.loadgen import KafkaEventSink
     from chronos.jobs.topic_offsets import TopicEndOffsets
-    from chronos.k8s.flink_deployment import CustomObjectsDeploymentApi
+    from chronos.k8s.flink_deployment import CustomObjectsDeploymentApi, DeploymentApi
     from chronos.optimizer.detection import PauseEvidence
     from chronos.optimizer.phase_model import PhaseModel, RecoveryConditions
     from chronos.profiler.live_watcher import LiveWatcher
@@ -311,20 +313,63 @@ def tune_collector(client: FlinkRestClient, stack_dir: Path, record: JobRecord, 
     return KafkaJobCollector(signals, client, latency_window_s, latency, cadence_ms=cadence_ms)
 
 
-def deployment_to_tune(client: FlinkRestClient, deployment: str, namespace: str, job_file: Path,
-                       journal: TuneJournal) -> tuple[JobRecord, DeploymentRealizer]:
-    """An operator-managed job: its io from the job file, its job id and interval from the
-    FlinkDeployment (checked to upgrade with its state), retuned by patching the deployment."""
+def flink_metrics_collector(client: FlinkRestClient, stack_dir: Path, record: JobRecord, latency_window_s: float,
+                            latency_wanted: bool, reporters: list[str] | None = None,
+                            cadence_ms: Callable[[], int | None] = lambda: None,
+                            job_file_hint: str | None = None) -> KafkaJobCollector:
+    """The collector of a job chronos has no job file of: its rate, lag and throughput from Flink's reporter, or
+    its REST API where no reporter is known (`chronos.signals.flink_metrics`); its latency from Flink's latency
+    markers, the one source it has of its own, and only when a latency target asks for it (refused in one line when
+    the job reports none). `job_file_hint`: how to give the job a job file, said with a refusal (default: `chronos
+    job adopt`)."""
+    from chronos.flink.prometheus_scrape import LATENCY_METRIC, marker_latency_p99_ms, scrape
+    from chronos.signals.flink_metrics import FlinkMetricSignals, NoLatency, rest_source_samples
+    from chronos.signals.latency_sources import FlinkLatencyMarkers, LatencySource
+    from chronos.signals.tune_signals import KafkaJobCollector
+    from chronos.tune.no_program import ADOPT_HINT
+
+    adopt = job_file_hint or f"`{ADOPT_HINT.format(job_id=record.job_id)}`"
+    urls = reporter_urls(stack_dir, reporters)
+    latency: LatencySource = NoLatency()
+    if latency_wanted:
+        if not urls or marker_latency_p99_ms(scrape(urls, names=(LATENCY_METRIC + "{",)), record.spec.name) is None:
+            raise InvalidInput(f"--latency-p99: the latency of job {record.job_id} cannot be read: chronos knows no output "
+                               "topic of it (no job file) and it reports no latency markers (metrics.latency.interval) "
+                               + ("on its Prometheus reporter; " if urls else "on a Prometheus reporter chronos knows "
+                                  "(--reporter-url); ")
+                               + "tune it for recovery alone (without --latency-p99), or give it a job file naming its "
+                               f"output ({adopt})")
+        latency = FlinkLatencyMarkers(urls, record.spec.name)
+    # The reporter where one is known (its values stay live); else the same metrics through the REST API.
+    signals = FlinkMetricSignals(client, record.job_id, record.spec.name, urls, read_samples=None if urls else (
+        lambda: rest_source_samples(client, signals.job_id, record.spec.name)))
+    return KafkaJobCollector(signals, client, latency_window_s, latency, cadence_ms=cadence_ms)
+
+
+class JobReads(Protocol):
+    """What `deployment_to_tune` reads of the job (FlinkRestClient)."""
+
+    def job(self, job_id: str) -> JobDetail: ...
+    def checkpoint_config(self, job_id: str) -> CheckpointConfigReply: ...
+
+
+def deployment_to_tune(client: JobReads, deployment: str, namespace: str, job_file: Path | None,
+                       journal: TuneJournal, api: DeploymentApi | None = None) -> tuple[JobRecord, DeploymentRealizer]:
+    """An operator-managed job: its job id and interval from the FlinkDeployment (checked to upgrade with its
+    state), retuned by patching the deployment (the operator owns its spec: no program is needed here). Its io from
+    the job file; without one the record has none (no io: topics unknown, read from Flink's metrics), and its
+    name is the one Flink runs it under."""
     from chronos.jobs.job_file import load_job_file
 
-    spec, io = load_job_file(job_file, {}, program_required=False)
-    realizer = DeploymentRealizer(deployment_api(), namespace, deployment, journal,
+    loaded = load_job_file(job_file, {}, program_required=False) if job_file is not None else None
+    realizer = DeploymentRealizer(api or deployment_api(), namespace, deployment, journal,
                                   interval_in_force=lambda job_id: client.checkpoint_config(job_id).interval)
     status = realizer.check()
     if status.job_id is None or status.job_state != "RUNNING":
         raise InvalidInput(f"FlinkDeployment {namespace}/{deployment} runs no job (job state "
                            f"{status.job_state or 'unknown'}); nothing to tune")
     interval = status.interval_ms or client.checkpoint_config(status.job_id).interval
+    spec, io = loaded if loaded is not None else (JobSpec(name=client.job(status.job_id).name), None)
     return JobRecord(status.job_id, spec, CheckpointSettings(interval), io=io), realizer
 
 

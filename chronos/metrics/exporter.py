@@ -116,9 +116,11 @@ class TuneMetrics:
             self.collect_errors.labels(source)
             self.sources_out.labels(source).set(1)
 
-    def set_targets(self, name: str, latency_p99_s: float, recovery_s: float) -> None:
+    def set_targets(self, name: str, latency_p99_s: float | None, recovery_s: float) -> None:
+        """`latency_p99_s` None: no latency target, and no series for one (a dashboard draws none)."""
         job = job_label(name)
-        self.target.labels(job, "latency").set(latency_p99_s)
+        if latency_p99_s is not None:
+            self.target.labels(job, "latency").set(latency_p99_s)
         self.target.labels(job, "recovery").set(recovery_s)
         for kind in ("latency", "recovery"):
             self.violation.labels(job, kind)

@@ -11,7 +11,7 @@ from chronos.errors import ChronosError, InvalidInput
 from chronos.flink.rest import FlinkRestClient
 from chronos.jobs.shipped import program
 from chronos.jobs.topic_offsets import TopicEndOffsets
-from chronos.model import TERMINAL_STATES, JobIO
+from chronos.model import TERMINAL_STATES, CheckpointSettings, JobIO, JobSpec
 from chronos.stack.job_records import JobRecord, JobRecordStore
 from chronos.tune.journal import Journal
 from chronos.tune.retune import TunedJob
@@ -45,9 +45,11 @@ def chronos_job(client: FlinkRestClient, records: JobRecordStore, job_id: str | 
 
 
 def job_to_tune(client: FlinkRestClient, records: JobRecordStore, journal: Journal, job_id: str | None,
-                where: str) -> JobRecord:
+                where: str) -> JobRecord | None:
     """The job to tune: one a crashed tuner left mid-retune comes first; else the one named (followed through its
-    replacements), or the single running job chronos submitted here. `where`: the records' place, said if missing."""
+    replacements), or the single running job chronos submitted here. `where`: the records' place, said if missing.
+    None: the job named runs, but chronos has no record of it (submitted elsewhere, no job file adopted): it can be
+    paced from what Flink says of it, not restarted (`unrecorded_job`)."""
     pending = [r for r in journal.retunes() if not r.finished
                and (job_id is None or job_id in (r.old_job_id, r.new_job_id))]
     if pending:
@@ -58,13 +60,22 @@ def job_to_tune(client: FlinkRestClient, records: JobRecordStore, journal: Journ
         return record
     if job_id is not None:
         record = records.current(job_id)
+        state = client.job(job_id if record is None else record.job_id).state  # an unknown job: the client's line
         if record is None:
-            raise InvalidInput(f"job {job_id} was not submitted by chronos here: its spec is unknown, so it cannot be retuned")
-        state = client.job(record.job_id).state
+            if state != "RUNNING":
+                raise InvalidInput(f"job {job_id} is {state}, not RUNNING; nothing to tune")
+            return None
         if state != "RUNNING":
             raise InvalidInput(f"job {record.job_id} is {state}, not RUNNING; nothing to tune")
         return record
     return chronos_job(client, records, None)
+
+
+def unrecorded_job(client: FlinkRestClient, job_id: str) -> JobRecord:
+    """A running job chronos has no record of, as far as Flink describes it: its name and configured interval. Its
+    spec names no program (so nothing can resubmit it) and it has no io (so its topics are unknown)."""
+    name = client.job(job_id).name
+    return JobRecord(job_id, JobSpec(name=name), CheckpointSettings(client.checkpoint_config(job_id).interval))
 
 
 def running_chronos_jobs(client: FlinkRestClient, records: JobRecordStore) -> list[TunedJob]:

@@ -343,7 +343,8 @@ class TuneLoop:
             forecast_rate=decision.forecast_rate,
             predicted_latency_s=None if current.latency is None else current.latency.median / 1000,
             predicted_recovery_s=None if current.recovery is None else current.recovery.median,
-            target_latency_s=self._policy.latency_p99_ms / 1000, target_recovery_s=self._policy.recovery_s,
+            target_latency_s=None if self._policy.latency_p99_ms is None else self._policy.latency_p99_ms / 1000,
+            target_recovery_s=self._policy.recovery_s,
             latency_violation_s=self.qos.latency_s, recovery_violation_s=self.qos.recovery_s)
 
     def _after_retune(self, realized: Realized) -> None:

@@ -61,7 +61,9 @@ class QosAccount:
         return charged
 
 
-def _late(reading: LiveReading, target_ms: float) -> bool:
+def _late(reading: LiveReading, target_ms: float | None) -> bool:
+    if target_ms is None:
+        return False
     if reading.recent_p99_ms is not None and reading.recent_p99_ms > target_ms:
         return True
     input_arrives = reading.input_rate is None or reading.input_rate > 0

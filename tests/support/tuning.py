@@ -77,15 +77,14 @@ class Tuner:
         self._reader.start()
 
     def _read(self) -> None:
+        """Line by line, as `jq -c` or a log shipper reads it: every line of `chronos tune --json` one object, the
+        summary too (a line that is not one is kept as what it is, and fails the test that looks for it)."""
         assert self.proc.stdout is not None
-        buffer = ""
         for line in self.proc.stdout:
-            buffer += line
             try:
-                self.events.append(json.loads(buffer))
-                buffer = ""
+                self.events.append(json.loads(line))
             except json.JSONDecodeError:
-                continue  # the pretty-printed summary spans lines
+                self.events.append({"event": "not-json", "text": line})
 
     def wait_for(self, predicate: Any, timeout_s: float) -> dict[str, Any]:
         deadline = time.monotonic() + timeout_s

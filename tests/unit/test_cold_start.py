@@ -82,3 +82,9 @@ def test_khaos_without_models_does_not_move() -> None:
     khaos = POLICY.model_copy(update={"strategy": "khaos"})
     decision = decide(evaluate(live(30), JobModels(None, None), khaos), live(30), khaos, now_s=10_000)
     assert decision.action == "keep" and decision.wanted_s is None
+
+
+def test_with_no_latency_target_only_young_and_the_recovery_target_bound_it() -> None:
+    choice = cold_start(replace(ROOMY, latency_target_ms=None, recovery_target_s=60))
+    assert choice.wanted_s == pytest.approx((60 * 0.9 - 30) * 1.0) and choice.binding == "recovery"
+    assert "no latency target" in choice.reason and "latency target allows" not in choice.reason

@@ -92,8 +92,18 @@ def test_cooldown_and_the_hourly_cap_hold() -> None:
                     history(3, 2000, retunes=(7_000, 9_000)), capped_policy,
                     now_s=10_000)
     assert capped.action == "keep" and "cap of 2" in capped.reason
+    # no restarts at all (a job chronos has no program of): held, and said so rather than as a cap reached
     advise_only = POLICY.model_copy(update={"max_retunes_per_hour": 0})
-    assert decide(evaluate(history(3, 2000), models(), advise_only), history(3, 2000), advise_only, now_s=10_000).action == "keep"
+    held = decide(evaluate(history(3, 2000), models(), advise_only), history(3, 2000), advise_only, now_s=10_000)
+    assert held.action == "keep" and "restarts are off" in held.reason
+
+
+def test_with_no_latency_target_the_recovery_target_alone_binds() -> None:
+    policy = POLICY.model_copy(update={"latency_p99_ms": None})
+    evaluation = evaluate(history(30, 2000), models(), policy)
+    assert all(c.latency_ratio is None for c in evaluation.candidates) and not evaluation.latency_violated
+    decision = decide(evaluation, history(30, 2000), policy, now_s=10_000)
+    assert decision.binding in ("recovery", "none"), decision
 
 
 def test_a_small_change_is_not_worth_a_retune() -> None:

@@ -33,7 +33,7 @@ class ColdStartInputs:
     headroom: float  # spare capacity as a share of the input rate
     observed_p99_ms: float | None
     current_interval_s: float
-    latency_target_ms: float
+    latency_target_ms: float | None  # None: no latency target
     recovery_target_s: float
     safety_margin: float
     interval_min_s: float
@@ -60,7 +60,8 @@ def cold_start(inputs: ColdStartInputs) -> ColdStartChoice:
     processing_ms = cost * 1000
     if inputs.observed_p99_ms is not None:
         processing_ms = max(processing_ms, inputs.observed_p99_ms - inputs.current_interval_s * 1000)
-    latency_bound = (inputs.latency_target_ms * budget - processing_ms) / 1000
+    latency_bound = math.inf if inputs.latency_target_ms is None else \
+        (inputs.latency_target_ms * budget - processing_ms) / 1000
     fixed = statistics.median(inputs.recoveries_s) if inputs.recoveries_s else inputs.default_fixed_recovery_s
     fixed_said = (f"{fixed:.1f} s fixed (median of {len(inputs.recoveries_s)} recoveries seen)" if inputs.recoveries_s
                   else f"{fixed:.1f} s fixed (default: no recovery seen yet)")
@@ -72,7 +73,9 @@ def cold_start(inputs: ColdStartInputs) -> ColdStartChoice:
     binding: Literal["latency", "recovery", "none"] = "latency" if limit == "latency" else \
         "recovery" if limit == "recovery" else "none"
     why = (f"cold start (no models): Young {young:,.1f} s from checkpoint cost {cost:.2f} s and {mtbf_said}; "
-           f"latency target allows {max(0.0, latency_bound):,.1f} s, recovery target {max(0.0, recovery_bound):,.1f} s "
+           + ("no latency target, " if inputs.latency_target_ms is None else
+              f"latency target allows {max(0.0, latency_bound):,.1f} s, ")
+           + f"recovery target {max(0.0, recovery_bound):,.1f} s "
            f"({fixed_said}, headroom x{inputs.headroom:g})")
     if bounds[limit] < inputs.interval_min_s:
         why += f"; even the shortest interval ({inputs.interval_min_s:g} s) may miss the {limit} target"

@@ -226,6 +226,8 @@ def decide(evaluation: Evaluation, history: TuneHistory, policy: TunePolicy, now
 
 def _restart_held(history: TuneHistory, policy: TunePolicy, now_s: float) -> str | None:
     """Why a restart must wait (cooldown, hourly cap), or None."""
+    if policy.max_retunes_per_hour == 0:
+        return "restarts are off (0 retunes per hour)"
     recent = [t for t in history.retunes_at_s if t <= now_s]
     if recent and now_s - max(recent) < policy.cooldown_s:
         return f"cooldown: {policy.cooldown_s - (now_s - max(recent)):.0f} s left"

@@ -174,7 +174,8 @@ def _assess(interval_s: float, rate: float, models: JobModels, policy: TunePolic
         recovery=recovery,
         latency=latency,
         recovery_ratio=_judged(recovery, policy) / (policy.recovery_s * budget) if recovery else None,
-        latency_ratio=_judged(latency, policy) / (policy.latency_p99_ms * budget) if latency else None,
+        latency_ratio=_judged(latency, policy) / (policy.latency_p99_ms * budget)
+        if latency and policy.latency_p99_ms is not None else None,
         overhead=_overhead(interval_s, rate, models, cost_s),
     )
 
@@ -211,7 +212,8 @@ def evaluate(history: TuneHistory, models: JobModels, policy: TunePolicy) -> Eva
         forecast=forecast,
         observed_rate=observed_rate,
         observed_p99_ms=history.p99_ms,
-        latency_violated=history.p99_ms is not None and history.p99_ms > policy.latency_p99_ms,
+        latency_violated=(history.p99_ms is not None and policy.latency_p99_ms is not None
+                          and history.p99_ms > policy.latency_p99_ms),
         latency_calibration=calibration,
         checkpoint_cost_s=cost,
         mtbf_s=policy.mtbf_s or (estimate_mtbf_s([t - history.observed_since_s for t in history.failures_at_s],

@@ -21,7 +21,11 @@ FallbackRule = Literal["ceiling", "follow"]
 class TunePolicy(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
-    latency_p99_ms: float = Field(gt=0, le=MAX_SECONDS * 1000, description="Target: p99 end-to-end latency of the output, in ms.")
+    latency_p99_ms: float | None = Field(
+        None, gt=0, le=MAX_SECONDS * 1000,
+        description="Target: p99 end-to-end latency of the output, in ms. None: no latency target, the job is tuned for "
+                    "recovery and overhead alone (a job whose latency chronos cannot read: no output topic known, no "
+                    "latency markers).")
     recovery_s: float = Field(gt=0, le=MAX_SECONDS, description="Target: time from a failure back to steady state, in s.")
     strategy: Strategy = Field(
         "chronos", description="chronos (models + targets), or a baseline: static, young, daly (Young/Daly from "
