@@ -1,0 +1,111 @@
+"""The jobs one controller tunes (`chronos tune --jobs FILE`, issue 34's first part): each job named once, with its
+own targets and policy over shared defaults, checked whole before anything is touched.
+
+    defaults:                     # TunePolicy fields every job shares (snake or kebab case)
+      recovery_s: 60
+      interval_max_s: 120
+    jobs:
+      - name: orders              # the job's label in messages and metrics: unique
+        job: 6b3c...              # a running job's Flink id (the local stack, or the controller's --rest-url) ...
+        policy: {latency_p99_ms: 5000}
+      - name: fleet
+        flink_deployment: fleet   # ... or a FlinkDeployment (its namespace; a job file optional, as for one job)
+        namespace: streaming
+        job_file: jobs/fleet.yaml
+
+A job's policy is the defaults with its own fields over them, validated as one TunePolicy: a job whose merged policy
+is invalid (no recovery target, a minimum above the maximum) refuses the whole file in one line naming the job, so a
+controller never starts with some of its jobs silently left out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from chronos.errors import InvalidInput, field_error, is_job_id
+from chronos.optimizer.policy import TunePolicy
+
+MAX_JOBS = 1000  # a file of more is a mistake, not a fleet: refused before anything is built
+
+
+@dataclass(frozen=True)
+class JobTarget:
+    """One job of the controller: how to find it and the policy it is tuned by."""
+
+    name: str
+    policy: TunePolicy
+    job_id: str | None = None
+    flink_deployment: str | None = None
+    namespace: str = "default"
+    job_file: Path | None = None
+
+
+def _snake(data: Any) -> Any:
+    return {str(k).replace("-", "_"): v for k, v in data.items()} if isinstance(data, dict) else data
+
+
+class _Job(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    job: str | None = None
+    flink_deployment: str | None = Field(None, min_length=1, max_length=253)
+    namespace: str = Field("default", min_length=1, max_length=63)
+    job_file: Path | None = None
+    policy: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _kebab(cls, data: Any) -> Any:
+        return _snake(data)
+
+    @model_validator(mode="after")
+    def _one_way_to_find_it(self) -> _Job:
+        if (self.job is None) == (self.flink_deployment is None):
+            raise ValueError("give exactly one of job (a Flink job id) and flink_deployment")
+        if self.job is not None and not is_job_id(self.job):
+            raise ValueError(f"job {self.job[:40]!r} is not a Flink job id (32 hex digits)")
+        return self
+
+
+class _File(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    defaults: dict[str, Any] = Field(default_factory=dict)
+    jobs: list[_Job] = Field(min_length=1, max_length=MAX_JOBS)
+
+
+def job_targets(data: Any, where: str, base_dir: Path) -> tuple[JobTarget, ...]:
+    """The file's jobs, each with its merged policy; `where` names the file in an error, `base_dir` is what a
+    relative job_file is read against (the file's own directory)."""
+    try:
+        parsed = _File.model_validate(data)
+    except ValidationError as exc:
+        raise InvalidInput(f"{where}: {field_error(exc.errors())}") from None
+    seen: set[str] = set()
+    targets = []
+    for job in parsed.jobs:
+        if job.name in seen:
+            raise InvalidInput(f"{where}: job name {job.name!r} is given twice; each job needs a name of its own")
+        seen.add(job.name)
+        try:
+            policy = TunePolicy(**{**_snake(parsed.defaults), **_snake(job.policy)})
+        except ValidationError as exc:
+            raise InvalidInput(f"{where}: job {job.name}: invalid policy: {field_error(exc.errors())}") from None
+        job_file = None if job.job_file is None else (base_dir / job.job_file if not job.job_file.is_absolute()
+                                                      else job.job_file)
+        if job_file is not None and not job_file.is_file():
+            raise InvalidInput(f"{where}: job {job.name}: job file {job_file} is not a file")
+        targets.append(JobTarget(job.name, policy, job.job, job.flink_deployment, job.namespace, job_file))
+    return tuple(targets)
+
+
+def read_job_targets(path: Path) -> tuple[JobTarget, ...]:
+    """The jobs file at `path` (YAML or JSON), each job's relative job_file read against its directory."""
+    from chronos.input_files import read_mapping
+
+    return job_targets(read_mapping(path, "jobs file", "defaults: and jobs:"), f"jobs file {path}", path.parent)
