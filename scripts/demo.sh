@@ -19,7 +19,7 @@ chronos status
 # Targets this job meets as it runs now (`chronos status` derives them from its measured p99 and interval): the
 # demo's windows and the checkpoint its exactly-once output waits for keep its p99 near 12 s at 10 s.
 tune_cmd="$(chronos status --json | .venv/bin/python -c 'import json, sys
-print(next((r["suggested_tune"] for r in json.load(sys.stdin) if r.get("suggested_tune")), ""))')"
+print(next((r["suggested_tune"] for r in json.load(sys.stdin) if r.get("suggested_tune")), ""))')" || tune_cmd=""
 tune_cmd="${tune_cmd:-chronos tune --latency-p99 20s --recovery 60s}"
 cat <<TXT
 

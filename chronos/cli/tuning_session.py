@@ -93,16 +93,16 @@ def tuning_session(request: TuneRequest) -> Iterator[tuple[TuneLoop, TuneDisplay
         observers = TuneObservers(display, MetricsObserver(metrics, heartbeat))
         client = resources.enter_context(wiring.flink_client(request.stack_dir, request.rest_url, patient=True))
         target = _target(request, client, journal)
-        record, retuner, unrecorded = target.record, target.realizer, target.pace_only
+        record, retuner, pace_only = target.record, target.realizer, target.pace_only
         # A job chronos has no program of cannot be resubmitted: restart retunes off, its own interval stays.
-        policy = request.policy.model_copy(update={"max_retunes_per_hour": 0}) if unrecorded else request.policy
+        policy = request.policy.model_copy(update={"max_retunes_per_hour": 0}) if pace_only else request.policy
         book = wiring.model_book(request.db, record.spec.name, journal, policy.strategy,
                                  fit_timeout_s=request.fit_timeout_s,
                                  latency_rising=record.spec.commits_on_checkpoint)
         tuned = TunedJob(record.job_id, record.spec, record.settings)
         trigger = wiring.checkpoint_trigger(client)
         choice = choose_realizer(request.realize, lambda: trigger.offers_checkpoint_trigger(record.job_id))
-        if unrecorded and not choice.paced:
+        if pace_only and not choice.paced:
             raise InvalidInput(f"job {record.job_id} has no job file here, so chronos can only pace its checkpoints, "
                                f"and not on this run: {choice.why}; adopt it (`{ADOPT_HINT.format(job_id=record.job_id)}`)"
                                " to retune it by restarts")
@@ -150,7 +150,7 @@ def tuning_session(request: TuneRequest) -> Iterator[tuple[TuneLoop, TuneDisplay
         observers.watching(tuned)
         restart_path = "patching the FlinkDeployment" if request.flink_deployment else "stop-with-savepoint and resubmit"
         how = (f"{choice.why}; the job's own interval (the fallback) stays: without a job file there is no program "
-               "to restart it with") if unrecorded else \
+               "to restart it with") if pace_only else \
             f"{choice.why}; {'the fallback changes' if choice.paced else 'a change is made'} by {restart_path}"
         observers.realizing(tuned, "paced" if choice.paced else "kubernetes" if request.flink_deployment else "restart",
                             how)
@@ -173,8 +173,9 @@ def tuning_session(request: TuneRequest) -> Iterator[tuple[TuneLoop, TuneDisplay
 class TuneTarget:
     """The job to tune and what can act on it. `without_job_file`: its topics are unknown, so its signals come from
     Flink's own metrics (chronos.signals.flink_metrics); `pace_only`: no program to resubmit it with either (a job
-    submitted elsewhere; a FlinkDeployment's operator owns its spec), so it is paced and never restarted; `said`:
-    what the user is told once, at the start, of what a job file would add."""
+    submitted elsewhere), so it is paced and never restarted (a FlinkDeployment without a job file is restarted by
+    patching it: its operator owns the program); `said`: what the user is told once, at the start, of what a job
+    file would add."""
 
     record: JobRecord
     realizer: Realizer

@@ -35,8 +35,8 @@ from chronos.tune.journal import TuneJournal
 from chronos.tune.retune import Retuner, TunedJob
 
 # Every command imports this module and most need few of its adapters: the ones that pull in numpy, the Kafka and
-# kubernetes clients or the chaos and profiling engines are imported where they are built. Imported at the top,
-# they doubled what `chronos job list` takes to start (0.43 s of imports against 0.23 s for the rest of the CLI).
+# kubernetes clients or the chaos and profiling engines are imported where they are built: imported at the top, they
+# took longer to load than the rest of the CLI, on every command.
 if TYPE_CHECKING:
     from chronos.chaos.experiment import Action, Load
     from chronos.flink.replies import CheckpointConfigReply, JobDetail

@@ -1,4 +1,4 @@
-"""The jobs one controller tunes (`chronos tune --jobs FILE`, issue 34's first part): each job named once, with its
+"""The jobs one controller tunes (the jobs file of a many-job `chronos tune`): each job named once, with its
 own targets and policy over shared defaults, checked whole before anything is touched.
 
     defaults:                     # TunePolicy fields every job shares (snake or kebab case)
