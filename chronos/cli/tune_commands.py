@@ -18,6 +18,7 @@ from chronos.tune.realizer_choice import Requested
 
 if TYPE_CHECKING:
     from chronos.optimizer.policy import TunePolicy
+    from chronos.tune.loop import LoopSettings
 
 REALIZE: dict[str, Requested] = {"auto": "auto", "paced": "paced", "restart": "restart"}
 STOP_WITHIN_S = 1.5  # how long a stop asked by SIGTERM/SIGINT may wait for the step in flight
@@ -114,6 +115,13 @@ def tune(
     rest_url: RestUrl = None,
     as_json: Annotated[bool, typer.Option("--json", help="JSON lines instead of the live view: one per reading, "
                                                          "decision, retune and failure, then a summary.")] = False,
+    jobs: Annotated[Path | None, typer.Option(
+        help="Tune every job of this file in one process (YAML: `defaults:` policy fields, `jobs:` each with a name, "
+             "a Flink job id or a FlinkDeployment, its own policy); read again when it changes or on SIGHUP. "
+             "Policy flags go in the file then.")] = None,
+    workers: Annotated[int, typer.Option(min=1, max=256, help="With --jobs: job steps run at once.")] = 8,
+    fits_at_once: Annotated[int, typer.Option(
+        min=1, max=64, help="With --jobs: model-fitting processes alive at once, across the jobs.")] = 2,
 ) -> None:
     """Watch a running job and retune its checkpoint interval when load or QoS call for it.
 
@@ -124,8 +132,22 @@ def tune(
     journaled cadence over.
     """
     from chronos.cli.tuning_session import TuneRequest, run_tuner
-    from chronos.tune.loop import LoopSettings
 
+    if jobs is not None:
+        given = {"--job": job, "--flink-deployment": flink_deployment, "--job-file": job_file, "--config": config,
+                 "--allow-fault": allow_fault or None, "--latency-p99": latency_p99, "--recovery": recovery,
+                 "--strategy": strategy, "--static-interval": static_interval, "--interval-min": interval_min,
+                 "--interval-max": interval_max, "--startup-grace": startup_grace, "--cooldown": cooldown,
+                 "--max-retunes-per-hour": max_retunes_per_hour, "--horizon": horizon,
+                 "--latency-window": latency_window, "--safety-margin": safety_margin}
+        clashing = [flag for flag, value in given.items() if value is not None]
+        if clashing:
+            raise InvalidInput(f"--jobs takes each job and its policy from the file: {', '.join(clashing)} goes in it "
+                               "(a job's entry, or `defaults:` for every job)")
+        _tune_jobs(jobs, workers, fits_at_once, _loop_settings(collect_every, decide_every, dry_run, learn_latency_every),
+                   db, stack_dir, rest_url, reporter_url, metrics_port, metrics_address, fit_timeout, stall_after,
+                   duration, as_json, realize)
+        return
     policy = build_policy(config, {
         "latency_p99_ms": None if latency_p99 is None else parse_interval_ms(latency_p99),
         "recovery_s": _seconds(recovery), "strategy": strategy, "static_interval_s": _seconds(static_interval),
@@ -142,9 +164,7 @@ def tune(
     sd = stack_dir_of(stack_dir)
     request = TuneRequest(
         policy=policy,
-        loop=LoopSettings(collect_every_s=parse_interval_ms(collect_every) / 1000,
-                          decide_every_s=parse_interval_ms(decide_every) / 1000, dry_run=dry_run,
-                          learn_latency_s=parse_interval_ms(learn_latency_every) / 1000),
+        loop=_loop_settings(collect_every, decide_every, dry_run, learn_latency_every),
         job=job, db=(db or sd / "profiles.db").expanduser(), stack_dir=sd, rest_url=rest_url,
         reporter_urls=reporter_url, metrics_port=metrics_port, metrics_address=metrics_address,
         fit_timeout_s=parse_interval_ms(fit_timeout) / 1000, stall_after_s=_seconds(stall_after) or 900.0,
@@ -168,3 +188,50 @@ def tune(
         out.print(f"tuned {summary.job_id} for {summary.elapsed_s:.0f} s: {summary.decisions} decisions, "
                   f"{summary.retunes} retunes, interval now {now}; QoS violations: "
                   f"latency {summary.latency_violation_s} s, recovery {summary.recovery_violation_s} s")
+
+
+def _loop_settings(collect_every: str, decide_every: str, dry_run: bool, learn_latency_every: str) -> LoopSettings:
+    from chronos.tune.loop import LoopSettings
+
+    return LoopSettings(collect_every_s=parse_interval_ms(collect_every) / 1000,
+                        decide_every_s=parse_interval_ms(decide_every) / 1000, dry_run=dry_run,
+                        learn_latency_s=parse_interval_ms(learn_latency_every) / 1000)
+
+
+def _tune_jobs(jobs: Path, workers: int, fits_at_once: int, loop: LoopSettings, db: Path | None,
+               stack_dir: Path | None, rest_url: str | None, reporter_url: list[str] | None, metrics_port: int,
+               metrics_address: str, fit_timeout: str, stall_after: str, duration: str | None, as_json: bool,
+               realize: str) -> None:
+    """`chronos tune --jobs FILE`: every job of the file, one controller (chronos.cli.fleet_session)."""
+    from chronos.cli.fleet_session import FleetRequest, run_fleet
+
+    realize_by = REALIZE.get(realize)
+    if realize_by is None:
+        raise InvalidInput(f"--realize {realize!r}: one of auto, paced, restart")
+    _check_metrics_port(metrics_port, metrics_address)
+    urls = [check_url(url, "--reporter-url") for url in reporter_url] if reporter_url else None
+    sd = stack_dir_of(stack_dir)
+    request = FleetRequest(jobs_file=jobs, loop=loop, db=(db or sd / "profiles.db").expanduser(), stack_dir=sd,
+                           rest_url=rest_url, reporter_urls=urls, metrics_port=metrics_port,
+                           metrics_address=metrics_address, fit_timeout_s=parse_interval_ms(fit_timeout) / 1000,
+                           stall_after_s=_seconds(stall_after) or 900.0, run_for_s=_seconds(duration),
+                           as_json=as_json, realize=realize_by, workers=workers, fits_at_once=fits_at_once)
+    with graceful_stop(err.print, "stopping after the steps in flight", abort_after_s=STOP_WITHIN_S) as stop:
+        try:
+            summary = run_fleet(request, stop)
+        except KeyboardInterrupt:
+            raise ChronosError("interrupted before tuning began") from None
+    late = summary.lateness
+    if as_json:
+        print_json_line({"event": "summary", "elapsed_s": summary.elapsed_s, "dry_run": summary.dry_run,
+                         "steps": late.steps, "skipped_steps": late.skipped, "lateness_p50_s": round(late.p50_s, 3),
+                         "lateness_p99_s": round(late.p99_s, 3), "lateness_max_s": round(late.max_s, 3),
+                         "jobs": [asdict(job) for job in summary.jobs]})
+        return
+    out.print(f"tuned {len(summary.jobs)} jobs for {summary.elapsed_s:.0f} s: {late.steps} steps, {late.skipped} "
+              f"skipped (a step still running), start lateness p99 {late.p99_s:.2f} s")
+    for job in summary.jobs:
+        out.print(f"  {job.name}: {job.flink_name or '-'} {job.job_id or ''} {job.decisions} decisions, "
+                  f"{job.retunes} retunes, {job.failures} failures; QoS violations latency {job.latency_violation_s} s, "
+                  f"recovery {job.recovery_violation_s} s" + (f"; let go: {job.left}" if job.left else ""),
+                  highlight=False)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 import time
 from collections import deque
 from dataclasses import asdict, dataclass, field
@@ -57,12 +58,17 @@ class _Screen:
     recovery: str = ""
 
 
-class TuneDisplay:
-    """Implements the loop's TuneObserver; `live` is a rich Live in a terminal, None for JSON or a pipe."""
+_WRITING = threading.Lock()  # the jobs of one controller write JSON lines from several threads: whole lines only
 
-    def __init__(self, console: Console, as_json: bool) -> None:
+
+class TuneDisplay:
+    """Implements the loop's TuneObserver; `live` is a rich Live in a terminal, None for JSON or a pipe.
+    `tag`: the job's name on every line, for one of many jobs in one process (no live panel then: lines)."""
+
+    def __init__(self, console: Console, as_json: bool, tag: str | None = None) -> None:
         self._console = console
         self._json = as_json
+        self._tag = tag
         self._screen = _Screen()
         self.live: Live | None = None
         self.retunes = 0
@@ -70,7 +76,7 @@ class TuneDisplay:
         self.failures = 0
 
     def start(self) -> None:
-        if not self._json and self._console.is_terminal:
+        if not self._json and self._tag is None and self._console.is_terminal:
             self.live = Live(self._render(), console=self._console, refresh_per_second=2, transient=False)
             self.live.start()
 
@@ -215,9 +221,14 @@ class TuneDisplay:
     def _event(self, kind: str, text: str, **fields: object) -> None:
         stamp = time.strftime("%H:%M:%S")
         if self._json:
-            sys.stdout.write(json.dumps({"event": kind, "at": stamp, "text": text, **fields}, default=str) + "\n")
-            sys.stdout.flush()
+            tag = {} if self._tag is None else {"job_name": self._tag}
+            line = json.dumps({"event": kind, "at": stamp, "text": text, **tag, **fields}, default=str) + "\n"
+            with _WRITING:
+                sys.stdout.write(line)
+                sys.stdout.flush()
             return
+        if self._tag is not None:
+            text = f"[{self._tag}] {text}"
         self._screen.events.append(f"{stamp} {text}")
         if self.live is None:
             self._console.print(f"{stamp} {text}", highlight=False)

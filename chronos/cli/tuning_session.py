@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from threading import Event
+from typing import TYPE_CHECKING
 
 from prometheus_client import CollectorRegistry
 
@@ -31,8 +32,12 @@ from chronos.tune.loop import LoopSettings, TuneLoop
 from chronos.tune.no_program import ADOPT_HINT, NoProgram
 from chronos.tune.pacer import Pacer
 from chronos.tune.realization import JobRealization, Paced, Restarting
-from chronos.tune.realizer_choice import Requested, choose_realizer
+from chronos.tune.realizer_choice import RealizerChoice, Requested, choose_realizer
 from chronos.tune.retune import Realizer, TunedJob
+
+if TYPE_CHECKING:
+    from chronos.signals.shared_reads import SharedReads
+    from chronos.tune.fitting import FitSlots
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -80,6 +85,117 @@ class TuneSummary:
     dry_run: bool
 
 
+@dataclass(frozen=True, kw_only=True)
+class SharedParts:
+    """What every job of one tuner shares (one job's `chronos tune`, or the many of `chronos tune --jobs`): the
+    journal (one SQLite file, thread-safe), the REST client, the metrics registry and heartbeat, the loop's settings,
+    and for many jobs the batched reads and the bound on model-fitting children."""
+
+    journal: TuneJournal
+    client: FlinkRestClient
+    metrics: TuneMetrics
+    heartbeat: Heartbeat
+    stack_dir: Path
+    db: Path
+    rest_url: str | None
+    reporter_urls: list[str] | None
+    loop: LoopSettings
+    fit_timeout_s: float
+    realize: Requested
+    reads: SharedReads | None = None
+    fit_slots: FitSlots | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class JobWanted:
+    """One job to tune: how it is found and the policy it is tuned by."""
+
+    policy: TunePolicy
+    job: str | None = None
+    flink_deployment: str | None = None
+    namespace: str = "default"
+    job_file: Path | None = None
+
+
+@dataclass(frozen=True)
+class OpenedJob:
+    loop: TuneLoop
+    tuned: TunedJob
+    policy: TunePolicy
+    choice: RealizerChoice
+    target: TuneTarget
+    observers: TuneObservers
+    job_settings: tuple[tuple[str, str], ...]
+
+
+def open_job(shared: SharedParts, wanted: JobWanted, display: TuneDisplay, resources: ExitStack, *,
+             probe: Callable[[], str] | None = None,
+             job_settings: Callable[[], tuple[tuple[str, str], ...]] = tuple) -> OpenedJob:
+    """One job's loop with everything behind it (its target, models, pacer, collector, realization), each thing
+    it starts closed by `resources`; said once at its start: what is tuned, to what, and how it is realized.
+    `job_settings`: the recovery proposal's job-level lines for its restart retunes, asked once the job is known."""
+    observers = TuneObservers(display, MetricsObserver(shared.metrics, shared.heartbeat))
+    client, journal = shared.client, shared.journal
+    target = _target(shared, wanted)
+    record, retuner, pace_only = target.record, target.realizer, target.pace_only
+    # A job chronos has no program of cannot be resubmitted: restart retunes off, its own interval stays.
+    policy = wanted.policy.model_copy(update={"max_retunes_per_hour": 0}) if pace_only else wanted.policy
+    book = wiring.model_book(shared.db, record.spec.name, journal, policy.strategy,
+                             fit_timeout_s=shared.fit_timeout_s,
+                             latency_rising=record.spec.commits_on_checkpoint, slots=shared.fit_slots)
+    tuned = TunedJob(record.job_id, record.spec, record.settings)
+    trigger = wiring.checkpoint_trigger(client)
+    choice = choose_realizer(shared.realize, lambda: trigger.offers_checkpoint_trigger(record.job_id))
+    if pace_only and not choice.paced:
+        raise InvalidInput(f"job {record.job_id} has no job file here, so chronos can only pace its checkpoints, "
+                           f"and not on this run: {choice.why}; adopt it (`{ADOPT_HINT.format(job_id=record.job_id)}`)"
+                           " to retune it by restarts")
+    pacer = Pacer(trigger, journal, observers, record.spec.name)  # not pacing, it measures the checkpoints' interval
+    stop_pacing = threading.Event()
+    thread = threading.Thread(target=pacer.run, args=(stop_pacing,), name=f"chronos-pacer-{record.spec.name}",
+                              daemon=True)
+    thread.start()
+    resources.callback(thread.join, 2.0)  # a daemon: a stop is not held up by a trigger in flight
+    resources.callback(pacer.wake)
+    resources.callback(stop_pacing.set)
+    if target.without_job_file:
+        collector = wiring.flink_metrics_collector(client, shared.stack_dir, record, policy.latency_window_s,
+                                                   policy.latency_p99_ms is not None, shared.reporter_urls,
+                                                   cadence_ms=lambda: pacer.cadence_ms,
+                                                   job_file_hint="--job-file" if wanted.flink_deployment else None,
+                                                   reads=shared.reads)
+    else:
+        collector = wiring.tune_collector(client, shared.stack_dir, record, policy.latency_window_s,
+                                          shared.reporter_urls, cadence_ms=lambda: pacer.cadence_ms,
+                                          reads=shared.reads)
+    resources.callback(collector.close)
+    settings = job_settings()
+    restarting = Restarting(retuner, settings, follow=pacer.follow)
+    realization: JobRealization = Paced(pacer, restarting) if choice.paced else restarting
+    loop = TuneLoop(tuned, policy, collector, realization, journal, book, observers, shared.loop, probe=probe,
+                    recovery_settings=wiring.recovery_settings_in_force(client, shared.stack_dir, shared.rest_url))
+    shared.metrics.set_targets(record.spec.name,
+                               None if policy.latency_p99_ms is None else policy.latency_p99_ms / 1000,
+                               policy.recovery_s)
+    display.message(f"tuning {record.spec.name} ({record.job_id}) at {record.settings.interval_ms / 1000:g} s: "
+                    + ("no latency target" if policy.latency_p99_ms is None else f"p99 <= {policy.latency_p99_ms:g} ms")
+                    + f", recovery <= {policy.recovery_s:g} s, "
+                    f"strategy {policy.strategy}{', dry run' if shared.loop.dry_run else ''}")
+    if target.said:
+        display.message(target.said)
+    observers.watching(tuned)
+    restart_path = "patching the FlinkDeployment" if wanted.flink_deployment else "stop-with-savepoint and resubmit"
+    how = (f"{choice.why}; the job's own interval (the fallback) stays: without a job file there is no program "
+           "to restart it with") if pace_only else \
+        f"{choice.why}; {'the fallback changes' if choice.paced else 'a change is made'} by {restart_path}"
+    observers.realizing(tuned, "paced" if choice.paced else "kubernetes" if wanted.flink_deployment else "restart",
+                        how)
+    observers.describe_models(book.models)
+    if book.last_fit_error is not None:
+        observers.fit_failed(tuned, book.last_fit_error)
+    return OpenedJob(loop, tuned, policy, choice, target, observers, settings)
+
+
 @contextmanager
 def tuning_session(request: TuneRequest) -> Iterator[tuple[TuneLoop, TuneDisplay]]:
     """The loop and its display, with every adapter behind them built and, on exit, closed."""
@@ -90,49 +206,21 @@ def tuning_session(request: TuneRequest) -> Iterator[tuple[TuneLoop, TuneDisplay
         metrics = TuneMetrics(registry)
         heartbeat = Heartbeat(request.stall_after_s)
         display = TuneDisplay(err if not request.as_json else out, request.as_json)
-        observers = TuneObservers(display, MetricsObserver(metrics, heartbeat))
         client = resources.enter_context(wiring.flink_client(request.stack_dir, request.rest_url, patient=True))
-        target = _target(request, client, journal)
-        record, retuner, pace_only = target.record, target.realizer, target.pace_only
-        # A job chronos has no program of cannot be resubmitted: restart retunes off, its own interval stays.
-        policy = request.policy.model_copy(update={"max_retunes_per_hour": 0}) if pace_only else request.policy
-        book = wiring.model_book(request.db, record.spec.name, journal, policy.strategy,
-                                 fit_timeout_s=request.fit_timeout_s,
-                                 latency_rising=record.spec.commits_on_checkpoint)
-        tuned = TunedJob(record.job_id, record.spec, record.settings)
-        trigger = wiring.checkpoint_trigger(client)
-        choice = choose_realizer(request.realize, lambda: trigger.offers_checkpoint_trigger(record.job_id))
-        if pace_only and not choice.paced:
-            raise InvalidInput(f"job {record.job_id} has no job file here, so chronos can only pace its checkpoints, "
-                               f"and not on this run: {choice.why}; adopt it (`{ADOPT_HINT.format(job_id=record.job_id)}`)"
-                               " to retune it by restarts")
-        pacer = Pacer(trigger, journal, observers, record.spec.name)  # not pacing, it measures the checkpoints' interval
-        stop_pacing = threading.Event()
-        thread = threading.Thread(target=pacer.run, args=(stop_pacing,), name="chronos-pacer", daemon=True)
-        thread.start()
-        resources.callback(thread.join, 2.0)  # a daemon: a stop is not held up by a trigger in flight
-        resources.callback(pacer.wake)
-        resources.callback(stop_pacing.set)
-        if target.without_job_file:
-            collector = wiring.flink_metrics_collector(client, request.stack_dir, record, policy.latency_window_s,
-                                                       policy.latency_p99_ms is not None, request.reporter_urls,
-                                                       cadence_ms=lambda: pacer.cadence_ms,
-                                                       job_file_hint="--job-file" if request.flink_deployment else None)
-        else:
-            collector = wiring.tune_collector(client, request.stack_dir, record, policy.latency_window_s,
-                                              request.reporter_urls,
-                                              cadence_ms=lambda: pacer.cadence_ms)
-        resources.callback(collector.close)
+        shared = SharedParts(journal=journal, client=client, metrics=metrics, heartbeat=heartbeat,
+                             stack_dir=request.stack_dir, db=request.db, rest_url=request.rest_url,
+                             reporter_urls=request.reporter_urls, loop=request.loop,
+                             fit_timeout_s=request.fit_timeout_s, realize=request.realize)
+        wanted = JobWanted(policy=request.policy, job=request.job, flink_deployment=request.flink_deployment,
+                           namespace=request.namespace, job_file=request.job_file)
+        asked: list[tuple[RecoveryProposal, FlinkSettings] | str | None] = []
+
+        def job_settings() -> tuple[tuple[str, str], ...]:
+            """Once the job is known (an unknown one is refused before the pauses are watched)."""
+            asked.append(_recovery_proposal(request, client) if request.pause_watch_s > 0 else None)
+            return _job_settings(request, asked[0]) if asked[0] is not None else ()
+
         probe = wiring.recovery_probe(request.stack_dir) if request.allow_fault else None
-        proposed = _recovery_proposal(request, client) if request.pause_watch_s > 0 else None
-        job_settings = _job_settings(request, proposed) if proposed is not None else ()
-        restarting = Restarting(retuner, job_settings, follow=pacer.follow)
-        realization: JobRealization = Paced(pacer, restarting) if choice.paced else restarting
-        loop = TuneLoop(tuned, policy, collector, realization, journal, book, observers, request.loop, probe=probe,
-                        recovery_settings=wiring.recovery_settings_in_force(client, request.stack_dir,
-                                                                            request.rest_url))
-        metrics.set_targets(record.spec.name, None if policy.latency_p99_ms is None else policy.latency_p99_ms / 1000,
-                            policy.recovery_s)
         server = serve(registry, request.metrics_port, request.metrics_address, heartbeat) \
             if request.metrics_port >= 0 else None
         if server is not None:
@@ -141,32 +229,19 @@ def tuning_session(request: TuneRequest) -> Iterator[tuple[TuneLoop, TuneDisplay
         resources.callback(display.stop)
         if server is not None:
             display.message(f"metrics on http://{request.metrics_address}:{server.port}/metrics")
-        display.message(f"tuning {record.spec.name} ({record.job_id}) at {record.settings.interval_ms / 1000:g} s: "
-                        + ("no latency target" if policy.latency_p99_ms is None else f"p99 <= {policy.latency_p99_ms:g} ms")
-                        + f", recovery <= {policy.recovery_s:g} s, "
-                        f"strategy {policy.strategy}{', dry run' if request.loop.dry_run else ''}")
-        if target.said:
-            display.message(target.said)
-        observers.watching(tuned)
-        restart_path = "patching the FlinkDeployment" if request.flink_deployment else "stop-with-savepoint and resubmit"
-        how = (f"{choice.why}; the job's own interval (the fallback) stays: without a job file there is no program "
-               "to restart it with") if pace_only else \
-            f"{choice.why}; {'the fallback changes' if choice.paced else 'a change is made'} by {restart_path}"
-        observers.realizing(tuned, "paced" if choice.paced else "kubernetes" if request.flink_deployment else "restart",
-                            how)
-        observers.describe_models(book.models)
-        if book.last_fit_error is not None:
-            observers.fit_failed(tuned, book.last_fit_error)
+        opened = open_job(shared, wanted, display, resources, probe=probe, job_settings=job_settings)
+        tuned, choice, proposed = opened.tuned, opened.choice, asked[0]
+        with_settings = opened.job_settings
         if isinstance(proposed, str):
             display.message(proposed)
         elif proposed is not None:
             where = (f" --flink-deployment {request.flink_deployment} --namespace {request.namespace} --rest-url "
                      f"{redact(request.rest_url or '')}" if request.flink_deployment else "")  # a line to copy: no password
-            with_retune = ("" if not job_settings else " (its job-level lines go with this job's next restart retune"
+            with_retune = ("" if not with_settings else " (its job-level lines go with this job's next restart retune"
                            + ("; paced, it restarts only for a fallback change)" if choice.paced else ")"))
-            observers.recovery_proposal(tuned, proposed[0], proposed[1].lines(),
-                                        f"chronos recommend --apply{where}{with_retune}", job_settings)
-        yield loop, display
+            opened.observers.recovery_proposal(tuned, proposed[0], proposed[1].lines(),
+                                               f"chronos recommend --apply{where}{with_retune}", with_settings)
+        yield opened.loop, display
 
 
 @dataclass(frozen=True)
@@ -184,22 +259,23 @@ class TuneTarget:
     said: str = ""
 
 
-def _target(request: TuneRequest, client: FlinkRestClient, journal: TuneJournal) -> TuneTarget:
-    if request.flink_deployment:
-        record, realizer = wiring.deployment_to_tune(client, request.flink_deployment, request.namespace,
-                                                     request.job_file, journal)
-        if request.job_file is not None:
+def _target(shared: SharedParts, wanted: JobWanted) -> TuneTarget:
+    client, journal = shared.client, shared.journal
+    if wanted.flink_deployment:
+        record, realizer = wiring.deployment_to_tune(client, wanted.flink_deployment, wanted.namespace,
+                                                     wanted.job_file, journal)
+        if wanted.job_file is not None:
             return TuneTarget(record, realizer)
         return TuneTarget(record, realizer, without_job_file=True, said=(
-            f"{record.spec.name} ({record.job_id}) on FlinkDeployment {request.namespace}/{request.flink_deployment} "
+            f"{record.spec.name} ({record.job_id}) on FlinkDeployment {wanted.namespace}/{wanted.flink_deployment} "
             "has no job file here: chronos reads its input rate, lag and throughput from Flink's metrics; with one "
             "(--job-file) it could also read its end-to-end latency from its output topic, and profile it"))
-    known = job_to_tune(client, wiring.job_records(request.stack_dir), journal, request.job,
-                        str(request.stack_dir / "jobs"))
+    known = job_to_tune(client, wiring.job_records(shared.stack_dir), journal, wanted.job,
+                        str(shared.stack_dir / "jobs"))
     if known is not None:
-        return TuneTarget(known, wiring.retuner(client, request.stack_dir, journal, known.io))
-    assert request.job is not None  # only a job named can be one chronos has no record of
-    record = unrecorded_job(client, request.job)
+        return TuneTarget(known, wiring.retuner(client, shared.stack_dir, journal, known.io))
+    assert wanted.job is not None  # only a job named can be one chronos has no record of
+    record = unrecorded_job(client, wanted.job)
     return TuneTarget(record, NoProgram(), without_job_file=True, pace_only=True, said=(
         f"{record.spec.name} ({record.job_id}) has no job file here: chronos paces its checkpoints and reads its input "
         "rate, lag and throughput from Flink's metrics. A job file would also let it read the end-to-end latency (from "

@@ -49,10 +49,11 @@ if TYPE_CHECKING:
     from chronos.optimizer.phase_model import PhaseModel, RecoveryConditions
     from chronos.profiler.live_watcher import LiveWatcher
     from chronos.signals.live import LiveSignals
+    from chronos.signals.shared_reads import SharedReads
     from chronos.signals.tune_signals import KafkaJobCollector
     from chronos.stack.host_load import HostMeter
     from chronos.stack.profiling_clusters import LocalClusterPool
-    from chronos.tune.fitting import ModelBook
+    from chronos.tune.fitting import FitSlots, ModelBook
     from chronos.tune.recovery_advice import Proposed
 
 def require_stack(stack_dir: Path) -> StackState:
@@ -114,13 +115,17 @@ def reporter_urls(stack_dir: Path, override: list[str] | None = None) -> list[st
 
 
 def live_signals(client: FlinkRestClient, stack_dir: Path, record: JobRecord,
-                 reporters: list[str] | None = None, history_s: float | None = None) -> LiveSignals:
+                 reporters: list[str] | None = None, history_s: float | None = None,
+                 reads: SharedReads | None = None) -> LiveSignals:
+    """`reads`: the reporter scrape and broker end offsets shared with the other jobs of one controller."""
     from chronos.signals.live import LiveSignals
 
     urls = reporters if reporters is not None else require_stack(stack_dir).prometheus_urls
     io = job_io(record)
+    ends = None if reads is None else reads.end_offsets(io.bootstrap, (io.input_topic, *io.more_input_topics))
     return LiveSignals(client, record.job_id, record.spec.name, io.bootstrap, io.input_topic, io.output_topic,
-                       urls, timestamp_field=io.timestamp_field, history_s=history_s, more_input_topics=io.more_input_topics)
+                       urls, timestamp_field=io.timestamp_field, history_s=history_s, more_input_topics=io.more_input_topics,
+                       ends=ends, scrape_reporter=None if reads is None else reads.scrape)
 
 
 def live_watcher(stack_dir: Path, record: JobRecord) -> LiveWatcher:
@@ -301,14 +306,15 @@ def retuner(client: FlinkRestClient, stack_dir: Path, journal: TuneJournal, io: 
 
 def tune_collector(client: FlinkRestClient, stack_dir: Path, record: JobRecord, latency_window_s: float,
                    reporters: list[str] | None = None,
-                   cadence_ms: Callable[[], int | None] = lambda: None) -> KafkaJobCollector:
+                   cadence_ms: Callable[[], int | None] = lambda: None,
+                   reads: SharedReads | None = None) -> KafkaJobCollector:
     from chronos.signals.latency_sources import latency_source
     from chronos.signals.tune_signals import KafkaJobCollector
 
     io = job_io(record)
     urls = reporter_urls(stack_dir, reporters)
     # Latencies kept for the p99 window and a margin (a step that ran late), not for the tuner's lifetime.
-    signals = live_signals(client, stack_dir, record, urls, history_s=latency_window_s + 120)
+    signals = live_signals(client, stack_dir, record, urls, history_s=latency_window_s + 120, reads=reads)
     latency = latency_source(io, signals, urls, record.spec.name)
     return KafkaJobCollector(signals, client, latency_window_s, latency, cadence_ms=cadence_ms)
 
@@ -316,7 +322,7 @@ def tune_collector(client: FlinkRestClient, stack_dir: Path, record: JobRecord, 
 def flink_metrics_collector(client: FlinkRestClient, stack_dir: Path, record: JobRecord, latency_window_s: float,
                             latency_wanted: bool, reporters: list[str] | None = None,
                             cadence_ms: Callable[[], int | None] = lambda: None,
-                            job_file_hint: str | None = None) -> KafkaJobCollector:
+                            job_file_hint: str | None = None, reads: SharedReads | None = None) -> KafkaJobCollector:
     """The collector of a job chronos has no job file of: its rate, lag and throughput from Flink's reporter, or
     its REST API where no reporter is known (`chronos.signals.flink_metrics`); its latency from Flink's latency
     markers, the one source it has of its own, and only when a latency target asks for it (refused in one line when
@@ -341,8 +347,9 @@ def flink_metrics_collector(client: FlinkRestClient, stack_dir: Path, record: Jo
                                f"output ({adopt})")
         latency = FlinkLatencyMarkers(urls, record.spec.name)
     # The reporter where one is known (its values stay live); else the same metrics through the REST API.
-    signals = FlinkMetricSignals(client, record.job_id, record.spec.name, urls, read_samples=None if urls else (
-        lambda: rest_source_samples(client, signals.job_id, record.spec.name)))
+    signals = FlinkMetricSignals(client, record.job_id, record.spec.name, urls, read_samples=(
+        lambda: rest_source_samples(client, signals.job_id, record.spec.name)) if not urls else
+        None if reads is None else (lambda: reads.scrape(urls)))
     return KafkaJobCollector(signals, client, latency_window_s, latency, cadence_ms=cadence_ms)
 
 
@@ -374,7 +381,7 @@ def deployment_to_tune(client: JobReads, deployment: str, namespace: str, job_fi
 
 
 def model_book(db: Path, job_name: str, journal: TuneJournal, strategy: str = "chronos",
-               fit_timeout_s: float = 300.0, latency_rising: bool = False) -> ModelBook:
+               fit_timeout_s: float = 300.0, latency_rising: bool = False, slots: FitSlots | None = None) -> ModelBook:
     """The job's models (`chronos.tune.fitting.job_model_book`) from every profile of it in this database."""
     from chronos.optimizer.model_values import ProfileObservations
     from chronos.profiler.observations import job_observations
@@ -387,7 +394,7 @@ def model_book(db: Path, job_name: str, journal: TuneJournal, strategy: str = "c
             profile = job_observations(store, job_name)
         finally:
             store.close()
-    return job_model_book(profile, journal, job_name, strategy, fit_timeout_s, latency_rising)
+    return job_model_book(profile, journal, job_name, strategy, fit_timeout_s, latency_rising, slots)
 
 
 def journaled_cadence(db: Path) -> Callable[[str, str], int | None]:

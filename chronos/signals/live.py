@@ -63,9 +63,11 @@ class LiveSignals:
         ends: EndOffsets | None = None,
         owns_client: bool = False,
         more_input_topics: tuple[str, ...] = (),
+        scrape_reporter: Callable[[list[str]], list[PromSample]] | None = None,
     ) -> None:
         """`history_s`: how far back `latencies_between` must reach (the tuner: its latency window); older
-        latencies are dropped as they age. None keeps up to HISTORY of them (a profiling run's whole life)."""
+        latencies are dropped as they age. None keeps up to HISTORY of them (a profiling run's whole life).
+        `ends` and `scrape_reporter`: reads shared with other jobs (chronos.signals.shared_reads); default: its own."""
         self._consumer_factory = consumer_factory
         self._owns_client = owns_client  # close() closes the REST client too (one made for these signals alone)
         self._client = client
@@ -88,6 +90,7 @@ class LiveSignals:
         self._observer = self._start_observer()
         self._last_count: tuple[float, float] | None = None
         self._http = BoundedClient(deadline_s=SCRAPE_DEADLINE_S)
+        self._scrape = scrape_reporter or (lambda urls: scrape(urls, client=self._http, names=SOURCE_METRICS))
 
     def _start_observer(self) -> threading.Thread:
         thread = threading.Thread(target=self._observe, name="output-observer", daemon=True)
@@ -154,7 +157,7 @@ class LiveSignals:
 
     def reporter(self) -> list[PromSample]:
         """The source metrics of every reporter endpoint that answers."""
-        return scrape(self._urls, client=self._http, names=SOURCE_METRICS)
+        return self._scrape(self._urls)
 
     def end_offset(self) -> int:
         """Total end offset of the input topic (Kafka); raises when the broker does not answer in time."""

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import multiprocessing
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from multiprocessing.connection import Connection
+from types import TracebackType
 from typing import Protocol
 
 from chronos.errors import ChronosError
@@ -161,19 +163,31 @@ class ModelBook:
         return self.models
 
 
+class FitSlots(Protocol):
+    """A bound on the model-fitting children alive at once across the jobs of one controller
+    (threading.BoundedSemaphore): fifty jobs failing together must not start fifty scikit-learn processes."""
+
+    def __enter__(self) -> object: ...
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
+                 traceback: TracebackType | None, /) -> None: ...
+
+
 def job_model_book(profile: ProfileObservations, journal: Journal, job_name: str, strategy: str = "chronos",
-                   fit_timeout_s: float = 300.0, latency_rising: bool = False) -> ModelBook:
+                   fit_timeout_s: float = 300.0, latency_rising: bool = False,
+                   slots: FitSlots | None = None) -> ModelBook:
     """The models of one job: its profiles' points plus what the live job taught earlier tuners (its journaled
     recoveries and steady-window p99s). Khaos's linear models for the Khaos-style strategy, fitted once (as
     published: one family, nothing set aside, nothing learnt online); the best held-out family otherwise, each fit in
-    a child process that gives up after `fit_timeout_s`. `latency_rising`: the job's output commits on checkpoints."""
+    a child process that gives up after `fit_timeout_s` (counted from when it got one of `slots`, if given).
+    `latency_rising`: the job's output commits on checkpoints."""
     live = [Observation(r.interval_ms / 1000, r.rate, r.recovery_s) for r in journal.recoveries(job_name)
             if r.recovery_s is not None and r.interval_ms]
     khaos = strategy == "khaos"
 
     def fitter(points: Sequence[Observation], seed: int, capacity: float | None, rising: bool) -> Model:
-        return fit_in_child(points, seed, families=("linear",) if khaos else None, timeout_s=fit_timeout_s,
-                            capacity=capacity, rising=rising and not khaos)
+        with slots if slots is not None else nullcontext():
+            return fit_in_child(points, seed, families=("linear",) if khaos else None, timeout_s=fit_timeout_s,
+                                capacity=capacity, rising=rising and not khaos)
 
     latencies = [Observation(w.interval_ms / 1000, w.rate, w.p99_ms) for w in journal.latencies(job_name)]
     return ModelBook(profile, live, fitter=fitter, learn_online=not khaos, latency_rising=latency_rising,

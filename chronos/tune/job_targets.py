@@ -5,7 +5,7 @@ own targets and policy over shared defaults, checked whole before anything is to
       recovery_s: 60
       interval_max_s: 120
     jobs:
-      - name: orders              # the job's label in messages and metrics: unique
+      - name: orders              # the job's label in messages and JSON lines: unique
         job: 6b3c...              # a running job's Flink id (the local stack, or the controller's --rest-url) ...
         policy: {latency_p99_ms: 5000}
       - name: fleet
@@ -15,11 +15,16 @@ own targets and policy over shared defaults, checked whole before anything is to
 
 A job's policy is the defaults with its own fields over them, validated as one TunePolicy: a job whose merged policy
 is invalid (no recovery target, a minimum above the maximum) refuses the whole file in one line naming the job, so a
-controller never starts with some of its jobs silently left out.
+controller never starts with some of its jobs silently left out. The metrics label a job by its name in Flink
+(`job_name`, as Flink's own reporter does), so a dashboard joins chronos's series with Flink's.
+
+The file can change under a running controller (`changes`): a job it lost is let go, one whose entry changed is
+let go and taken up again as the entry now says, a new one is taken up; the others are not touched.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -109,3 +114,24 @@ def read_job_targets(path: Path) -> tuple[JobTarget, ...]:
     from chronos.input_files import read_mapping
 
     return job_targets(read_mapping(path, "jobs file", "defaults: and jobs:"), f"jobs file {path}", path.parent)
+
+
+@dataclass(frozen=True)
+class TargetChanges:
+    add: tuple[JobTarget, ...]
+    remove: tuple[tuple[str, str], ...]  # (name, why)
+
+
+def changes(wanted: tuple[JobTarget, ...], tuned: Mapping[str, JobTarget],
+            let_go: Mapping[str, JobTarget]) -> TargetChanges:
+    """What brings the jobs `tuned` now to the file's `wanted`: a job the file lost is removed; one whose entry
+    changed is removed, and added again (as it now reads) by the next call, once it is gone; a new one is added.
+    `let_go`: jobs that left on their own (ended from outside, could not start) as their entry read then; one is
+    taken up again only once its entry changes (or the caller forgets it: a SIGHUP), not every time the file is
+    read."""
+    by_name = {target.name: target for target in wanted}
+    remove = [(name, "no longer in the jobs file") for name in tuned if name not in by_name]
+    remove += [(name, "its entry in the jobs file changed") for name, target in tuned.items()
+               if name in by_name and by_name[name] != target]
+    add = [target for target in wanted if target.name not in tuned and let_go.get(target.name) != target]
+    return TargetChanges(tuple(add), tuple(remove))

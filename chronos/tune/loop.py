@@ -360,15 +360,29 @@ class TuneLoop:
         self._latency_windows.reset()
         self._observer.retune(self.state.job, outcome)
 
+    @property
+    def retune_pending(self) -> bool:
+        """A failed retune waits to be finished from the journal: the job may be stopped, on purpose."""
+        return self._retune_retry is not None
+
     # -- running ----------------------------------------------------------------------------------
+    def tick(self) -> Decision | None:
+        """One step and its heartbeat: what `run` does each period, and a many-job controller on each job's turn."""
+        decision = self.step()
+        self._observer.stepped(self._wall_ms())
+        return decision
+
+    def finish(self) -> None:
+        """The run is over: a failure still open is accounted up to now."""
+        self.qos.finish(self._watch.failure_started_ms, self._wall_ms(), self._policy)
+
     def run(self, stop: threading.Event, duration_s: float | None = None) -> None:
         end = None if duration_s is None else self._clock() + duration_s
         while not stop.is_set() and (end is None or self._clock() < end):
             started = self._clock()
-            self.step()
-            self._observer.stepped(self._wall_ms())
+            self.tick()
             stop.wait(max(0.0, self._settings.collect_every_s - (self._clock() - started)))
-        self.qos.finish(self._watch.failure_started_ms, self._wall_ms(), self._policy)
+        self.finish()
 
 
 def _keep_last(times: list[float], now: float) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from chronos.errors import InvalidInput
-from chronos.tune.job_targets import job_targets, read_job_targets
+from chronos.tune.job_targets import TargetChanges, changes, job_targets, read_job_targets
 
 A, B = "a" * 32, "b" * 32
 
@@ -57,3 +57,27 @@ def test_the_file_is_read_as_yaml_with_job_files_beside_it(tmp_path: Path) -> No
     path.write_text("- not a mapping\n")
     with pytest.raises(InvalidInput, match="must be a mapping"):
         read_job_targets(path)
+
+
+def _two(tmp_path: Path, orders_recovery: float = 60) -> tuple:  # type: ignore[type-arg]
+    return job_targets({"defaults": {"recovery_s": 60},
+                        "jobs": [{"name": "orders", "job": A, "policy": {"recovery_s": orders_recovery}},
+                                 {"name": "fleet", "job": B}]}, "jobs file", tmp_path)
+
+
+def test_a_changed_file_touches_only_the_jobs_whose_entries_changed(tmp_path: Path) -> None:
+    orders, fleet = _two(tmp_path)
+    tuned = {"orders": orders, "fleet": fleet}
+    assert changes((orders, fleet), tuned, {}) == TargetChanges((), ())
+    retargeted, _ = _two(tmp_path, orders_recovery=30)
+    assert changes((retargeted, fleet), tuned, {}) == TargetChanges((), (("orders", "its entry in the jobs file changed"),))
+    assert changes((retargeted, fleet), {"fleet": fleet}, {}) == TargetChanges((retargeted,), ()), "taken up once gone"
+    assert changes((fleet,), tuned, {}) == TargetChanges((), (("orders", "no longer in the jobs file"),))
+    assert changes((orders, fleet), {"fleet": fleet}, {}) == TargetChanges((orders,), ())
+
+
+def test_a_job_that_left_on_its_own_is_taken_up_again_only_once_its_entry_changes(tmp_path: Path) -> None:
+    orders, fleet = _two(tmp_path)
+    assert changes((orders, fleet), {"fleet": fleet}, {"orders": orders}) == TargetChanges((), ())
+    retargeted, _ = _two(tmp_path, orders_recovery=30)
+    assert changes((retargeted, fleet), {"fleet": fleet}, {"orders": orders}) == TargetChanges((retargeted,), ())
