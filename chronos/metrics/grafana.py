@@ -10,9 +10,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from grafana_foundation_sdk.builders import bargauge, prometheus, stat, timeseries
 from grafana_foundation_sdk.builders import dashboard as gd
-from grafana_foundation_sdk.builders import prometheus, stat, timeseries
 from grafana_foundation_sdk.cog.encoder import JSONEncoder
+from grafana_foundation_sdk.models import common
 from grafana_foundation_sdk.models import dashboard as dm
 
 from chronos.metrics.views import DASHBOARDS, Dashboard, View
@@ -21,13 +22,17 @@ DATASOURCE = dm.DataSourceRef(type_val="prometheus", uid="${datasource}")
 HEIGHT = 8
 
 
-def _panel(view: View) -> timeseries.Panel | stat.Panel:
-    panel: timeseries.Panel | stat.Panel = (timeseries.Panel() if view.kind == "timeseries" else stat.Panel())
+def _panel(view: View) -> timeseries.Panel | stat.Panel | bargauge.Panel:
+    panel: timeseries.Panel | stat.Panel | bargauge.Panel = (
+        timeseries.Panel() if view.kind == "timeseries" else stat.Panel() if view.kind == "stat" else
+        bargauge.Panel().orientation(common.VizOrientation.HORIZONTAL))
     panel.title(view.title).description(view.description).unit(view.unit).datasource(DATASOURCE)
     panel.height(HEIGHT).span(view.width)
     for ref, series in zip("ABCDEFGH", view.series, strict=False):
-        panel.with_target(prometheus.Dataquery().expr(series.expr).legend_format(series.legend).ref_id(ref)
-                          .datasource(DATASOURCE))
+        query = prometheus.Dataquery().expr(series.expr).legend_format(series.legend).ref_id(ref).datasource(DATASOURCE)
+        if view.kind == "bargauge":
+            query.instant()  # one value per series, in the query's order (sort_desc: worst first)
+        panel.with_target(query)
     return panel
 
 

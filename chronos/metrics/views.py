@@ -27,7 +27,7 @@ class View:
     description: str
     unit: Literal["s", "percentunit", "bytes", "short", "ops"]
     series: tuple[Series, ...]
-    kind: Literal["timeseries", "stat"] = "timeseries"
+    kind: Literal["timeseries", "stat", "bargauge"] = "timeseries"  # bargauge: one bar per series, in query order
     width: int = 12
     store_backed: bool = False  # `chronos report --db` can draw it from the tuner's journal
 
@@ -129,7 +129,34 @@ INTERNALS = Dashboard(
     ),
 )
 
-DASHBOARDS: tuple[Dashboard, ...] = (QOS, INTERNALS)
+OVERVIEW = Dashboard(
+    uid="chronos-overview",
+    title="chronos / all jobs",
+    description="Every job one chronos tunes (or several do), worst first: where the QoS targets are missed, and "
+                "what chronos did about it. Pick a job here, then look at it on chronos / QoS.",
+    annotations=(RETUNES, FAILURES),
+    views=(
+        View("violations-by-job", "QoS-violation seconds per job in range, worst first",
+             "Seconds each job spent outside a target (latency and recovery together) in the time range.", "s",
+             (Series(f'sort_desc(sum by (job_name) (increase(chronos_qos_violation_seconds_total{{{JOB}}}[$__range])))',
+                     "{{job_name}}"),), kind="bargauge", width=24),
+        View("violation-share-by-job", "Share of time outside a target, per job",
+             "Seconds of violation per second, latency and recovery together, each job a line.", "percentunit",
+             (Series(f'sum by (job_name) (rate(chronos_qos_violation_seconds_total{{{JOB}}}[$__rate_interval]))',
+                     "{{job_name}}"),)),
+        View("interval-by-job", "Checkpoint interval in force, per job",
+             "The interval (a paced job's cadence) each job checkpoints at; changes are chronos's decisions.", "s",
+             (Series(f'chronos_checkpoint_interval_seconds{{{JOB}}}', "{{job_name}}"),)),
+        View("actions-by-job", "Retunes, cadence changes and failures per job in range, most first",
+             "What chronos changed on each job (restarts and paced cadence changes) and the failures it saw.", "short",
+             (Series(f'sort_desc(sum by (job_name) (increase(chronos_decisions_total{{{JOB}, action!="keep"}}[$__range])))',
+                     "{{job_name}} changes"),
+              Series(f'sort_desc(sum by (job_name) (increase(chronos_failures_total{{{JOB}}}[$__range])))',
+                     "{{job_name}} failures")), kind="bargauge", width=24),
+    ),
+)
+
+DASHBOARDS: tuple[Dashboard, ...] = (OVERVIEW, QOS, INTERNALS)
 
 
 def promql(expr: str, job_name: str, rate_interval: str = "1m", range_: str = "1h") -> str:

@@ -40,8 +40,10 @@ def _draw(ax: Axes, panel: Panel, markers: Sequence[Marker], span: tuple[float, 
         ax.set_xticks([])
         ax.set_yticks([])
         return
-    if view.kind == "stat":
+    if view.kind in ("stat", "bargauge"):
         curves = [c for c in panel.curves if c.values]
+        if view.kind == "bargauge":  # worst first: at the top
+            curves.sort(key=lambda c: c.values[-1])
         ax.barh([c.label for c in curves], [c.values[-1] for c in curves], color="tab:blue")
         for y, c in enumerate(curves):
             ax.text(c.values[-1], y, f" {c.values[-1]:.3g}", va="center", fontsize=8)

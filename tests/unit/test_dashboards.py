@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from chronos.metrics.grafana import build, render, write_all
-from chronos.metrics.views import DASHBOARDS, all_views, promql
+from chronos.metrics.views import DASHBOARDS, OVERVIEW, all_views, promql
 
 SHIPPED = Path(__file__).resolve().parents[2] / "helm" / "chronos" / "dashboards"
 
@@ -53,3 +53,12 @@ def test_a_query_becomes_plain_promql_for_one_job() -> None:
 
 def test_rendering_is_deterministic() -> None:
     assert all(render(d) == render(d) and json.loads(render(d))["uid"] == d.uid for d in DASHBOARDS)
+
+
+def test_the_overview_puts_the_job_with_most_violation_seconds_first() -> None:
+    board = build(OVERVIEW)
+    first = board["panels"][0]  # type: ignore[index]
+    assert first["type"] == "bargauge" and first["title"].startswith("QoS-violation seconds per job")
+    target = first["targets"][0]
+    assert target["expr"].startswith("sort_desc(sum by (job_name) (increase(chronos_qos_violation_seconds_total")
+    assert target["instant"] is True, "one bar per job, in the query's order"
