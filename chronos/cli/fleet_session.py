@@ -18,11 +18,12 @@ from __future__ import annotations
 import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from threading import Event
+from typing import Protocol
 
 from prometheus_client import CollectorRegistry
 
@@ -34,19 +35,22 @@ from chronos.errors import ChronosError, InvalidInput
 from chronos.metrics.exporter import Heartbeat, TuneMetrics, serve
 from chronos.signals.shared_reads import SharedReads
 from chronos.tune.controller import Controller, ControllerSettings, Lateness
+from chronos.tune.discovery import SWITCH, DeploymentLister, discovered
 from chronos.tune.job_targets import JobTarget, changes, read_job_targets
 from chronos.tune.loop import LoopSettings
 from chronos.tune.realizer_choice import Requested
 from chronos.tune.tuned_member import TunedMember
 
 RELOAD_CHECK_S = 1.0  # how often the file's modification time (and a SIGHUP) is looked at
+DISCOVER_EVERY_S = 30.0  # how often the namespaces' FlinkDeployments are listed (a list, not a watch: a missed
+# event costs one period, and the API server is asked one list per namespace per period, whatever the jobs)
 
 
 @dataclass(frozen=True, kw_only=True)
 class FleetRequest:
     """`chronos tune --jobs`'s flags, parsed and checked."""
 
-    jobs_file: Path
+    jobs_file: Path | None  # the jobs, listed ...
     loop: LoopSettings
     db: Path
     stack_dir: Path
@@ -61,6 +65,9 @@ class FleetRequest:
     realize: Requested = "auto"
     workers: int = 8
     fits_at_once: int = 2
+    discover: tuple[str, ...] = ()  # ... or found: the annotated FlinkDeployments of these namespaces
+    defaults: dict[str, object] = field(default_factory=dict)  # with discovery: the policy every job starts from
+    discover_every_s: float = DISCOVER_EVERY_S
 
 
 @dataclass
@@ -147,7 +154,12 @@ class _Fleet:
         t = job.target
         wanted = JobWanted(policy=t.policy, job=t.job_id, flink_deployment=t.flink_deployment,
                            namespace=t.namespace, job_file=t.job_file)
-        opened = open_job(self.shared, wanted, job.display, resources)
+        shared = self.shared
+        if t.rest_url is not None:  # its own cluster (a FlinkDeployment's): a client of its own
+            shared = replace(shared, client=resources.enter_context(
+                wiring.flink_client(shared.stack_dir, t.rest_url, patient=True)))
+        client = shared.client
+        opened = open_job(shared, wanted, job.display, resources)
         flink_name = opened.tuned.spec.name
         with self.lock:
             other = self.flink_names.get(flink_name)
@@ -158,7 +170,7 @@ class _Fleet:
             self.flink_names[flink_name] = job.name
         job.tally.flink_name = flink_name
         resources.callback(self._forget_name, flink_name, job.name)
-        return TunedMember(job.name, opened.loop, lambda job_id: self.shared.client.job(job_id).state, lambda: None)
+        return TunedMember(job.name, opened.loop, lambda job_id: client.job(job_id).state, lambda: None)
 
     def _forget_name(self, flink_name: str, name: str) -> None:
         with self.lock:
@@ -195,12 +207,12 @@ class _Fleet:
             self.events.message(text)
 
     # -- the jobs file ------------------------------------------------------------------------------------
-    def apply(self, targets: tuple[JobTarget, ...]) -> None:
-        """Bring the tuned jobs to the file's: the others untouched (`chronos.tune.job_targets.changes`)."""
+    def apply(self, targets: tuple[JobTarget, ...], source: TargetSource) -> None:
+        """Bring the tuned jobs to the source's: the others untouched (`chronos.tune.job_targets.changes`)."""
         assert self.controller is not None
         with self.lock:
             tuned = {name: job.target for name, job in self.jobs.items()}
-            wanted = changes(targets, tuned, self.let_go)
+            wanted = changes(targets, tuned, self.let_go, source.lost, source.changed)
             self.removing.update(name for name, _ in wanted.remove)
         for name, why in wanted.remove:
             self.controller.remove(name, why)
@@ -219,12 +231,120 @@ class _Fleet:
             return bool(self.removing)
 
 
-class _Reload:
-    """Reads the jobs file again when its modification time changes or a SIGHUP came (which also forgets the jobs
-    that left on their own, so they are tried again)."""
+class _Deferred:
+    """What the jobs' source says before the run's display exists, said once it does (then passed straight on)."""
 
-    def __init__(self, fleet: _Fleet, path: Path, mtime_ns: int) -> None:
-        self._fleet, self._path, self._mtime_ns = fleet, path, mtime_ns
+    def __init__(self) -> None:
+        self._held: list[str] = []
+        self._say: Callable[[str], None] | None = None
+
+    def __call__(self, line: str) -> None:
+        if self._say is None:
+            self._held.append(line)
+        else:
+            self._say(line)
+
+    def to(self, say: Callable[[str], None]) -> None:
+        self._say = say
+        for line in self._held:
+            say(line)
+        self._held.clear()
+
+
+class TargetSource(Protocol):
+    lost: str  # why a job it no longer names is let go
+    changed: str  # why a job whose entry changed is let go (and taken up again)
+
+    def look(self, again: bool) -> tuple[JobTarget, ...] | None:
+        """The jobs to tune now, or None while nothing changed (`again`: answer anyway: a SIGHUP, or a job whose
+        entry changed still leaving). What cannot be read is said, and the jobs go on as they were."""
+        ...
+
+
+class FileTargets:
+    """The jobs file, read again when its modification time changes."""
+
+    lost = "no longer in the jobs file"
+    changed = "its entry in the jobs file changed"
+
+    def __init__(self, path: Path, say: Callable[[str], None]) -> None:
+        self._path, self._say = path, say
+        self._mtime_ns: int | None = None
+        self._last: tuple[JobTarget, ...] = ()
+
+    def first(self) -> tuple[JobTarget, ...]:
+        """The file as the run starts: one that does not read refuses the run, before anything starts."""
+        self._mtime_ns = self._path.stat().st_mtime_ns if self._path.exists() else None
+        self._last = read_job_targets(self._path)
+        return self._last
+
+    def look(self, again: bool) -> tuple[JobTarget, ...] | None:
+        try:
+            mtime = self._path.stat().st_mtime_ns
+        except OSError as exc:
+            if again:
+                self._say(f"jobs file {self._path} cannot be read ({exc.strerror}); the jobs go on as they were")
+            return None
+        if mtime == self._mtime_ns and not again:
+            return None
+        self._mtime_ns = mtime
+        try:
+            self._last = read_job_targets(self._path)
+        except ChronosError as exc:
+            self._say(f"{exc}; the jobs go on as they were")
+            return None
+        return self._last
+
+
+class DiscoveredTargets:
+    """The FlinkDeployments of the namespaces annotated for chronos (`chronos.tune.discovery`), listed every
+    `every_s`; a deployment refused for its annotations is said once (again only if what is said changes)."""
+
+    lost = f"its FlinkDeployment is gone or no longer annotated {SWITCH}: \"true\""
+    changed = "its FlinkDeployment's chronos annotations changed"
+
+    def __init__(self, lister: DeploymentLister, namespaces: tuple[str, ...], defaults: dict[str, object],
+                 every_s: float, say: Callable[[str], None], clock: Callable[[], float] = time.monotonic) -> None:
+        self._lister, self._namespaces, self._defaults = lister, namespaces, defaults
+        self._every_s, self._say, self._clock = every_s, say, clock
+        self._next = 0.0
+        self._said: set[str] = set()
+        self._failing: str | None = None
+        self._last: tuple[JobTarget, ...] = ()
+
+    def first(self) -> tuple[JobTarget, ...]:
+        return self.look(True) or ()
+
+    def look(self, again: bool) -> tuple[JobTarget, ...] | None:
+        now = self._clock()
+        if now < self._next:
+            return self._last if again else None
+        self._next = now + self._every_s
+        try:
+            resources = [d for namespace in self._namespaces for d in self._lister.list(namespace)]
+        except ChronosError as exc:
+            if str(exc) != self._failing:
+                self._say(f"{exc}; the jobs found before go on until the next list")
+            self._failing = str(exc)
+            return None
+        if self._failing is not None:
+            self._say("FlinkDeployments listed again")
+            self._failing = None
+        found = discovered(resources, self._defaults)
+        for line in found.refused:
+            if line not in self._said:
+                self._say(f"not tuned: {line}")
+        self._said = set(found.refused)
+        self._last = found.targets
+        return self._last
+
+
+class _Reload:
+    """Looks at the jobs' source every second: a change, a SIGHUP (which also forgets the jobs that left on their
+    own, so they are tried again), or a job still leaving whose entry changed."""
+
+    def __init__(self, fleet: _Fleet, source: TargetSource) -> None:
+        self._fleet, self._source = fleet, source
         self.hangup = threading.Event()
 
     def run(self, stop: Event) -> None:
@@ -233,32 +353,26 @@ class _Reload:
 
     def look(self) -> None:
         hangup = self.hangup.is_set()
-        try:
-            mtime = self._path.stat().st_mtime_ns
-        except OSError as exc:
-            if hangup:
-                self.hangup.clear()
-                self._fleet.events.message(f"jobs file {self._path} cannot be read ({exc.strerror}); the jobs go on")
-            return
-        if mtime == self._mtime_ns and not hangup and not self._fleet.pending():
-            return
-        self._mtime_ns = mtime
         self.hangup.clear()
-        try:
-            targets = read_job_targets(self._path)
-        except ChronosError as exc:
-            self._fleet.events.message(f"{exc}; the jobs go on as they were")
+        targets = self._source.look(hangup or self._fleet.pending())
+        if targets is None:
             return
         if hangup:
             with self._fleet.lock:
                 self._fleet.let_go.clear()
-        self._fleet.apply(targets)
+        self._fleet.apply(targets, self._source)
 
 
 @contextmanager
 def fleet_session(request: FleetRequest) -> Iterator[tuple[Controller, _Fleet, _Reload]]:
-    targets = read_job_targets(request.jobs_file)  # a file that does not read refuses the run, before anything starts
-    mtime = request.jobs_file.stat().st_mtime_ns
+    say = _Deferred()
+    source: FileTargets | DiscoveredTargets
+    if request.jobs_file is not None:
+        source = FileTargets(request.jobs_file, say)
+    else:
+        source = DiscoveredTargets(wiring.deployment_api(), request.discover, request.defaults,
+                                   request.discover_every_s, say)
+    targets = source.first()  # a jobs file that does not read refuses the run, before anything starts
     with ExitStack() as resources:
         journal = wiring.journal(request.db)
         resources.callback(journal.close)
@@ -282,11 +396,15 @@ def fleet_session(request: FleetRequest) -> Iterator[tuple[Controller, _Fleet, _
         if server is not None:
             resources.callback(server.close)
             events.message(f"metrics on http://{request.metrics_address}:{server.port}/metrics")
-        events.message(f"tuning the {len(targets)} jobs of {request.jobs_file} (read again when it changes or on "
-                       f"SIGHUP); {request.workers} steps at once, {request.fits_at_once} model fits at once"
+        say.to(events.message)
+        where = (f"the {len(targets)} jobs of {request.jobs_file} (read again when it changes or on SIGHUP)"
+                 if request.jobs_file is not None else
+                 f"the {len(targets)} FlinkDeployments annotated {SWITCH}: \"true\" in {', '.join(request.discover)} "
+                 f"(listed every {request.discover_every_s:g} s, and on SIGHUP)")
+        events.message(f"tuning {where}; {request.workers} steps at once, {request.fits_at_once} model fits at once"
                        + (", dry run" if request.loop.dry_run else ""))
-        reload = _Reload(fleet, request.jobs_file, mtime)
-        fleet.apply(targets)
+        reload = _Reload(fleet, source)
+        fleet.apply(targets, source)
         yield controller, fleet, reload
 
 

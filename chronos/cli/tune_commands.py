@@ -41,14 +41,18 @@ def _seconds(text: str | None) -> float | None:
     return None if text is None else parse_interval_ms(text) / 1000
 
 
+def _config_fields(config: Path | None) -> dict[str, Any]:
+    if config is None:
+        return {}
+    loaded = read_mapping(config, "tune config", "of policy fields")
+    return {str(k).replace("-", "_"): v for k, v in loaded.items()}
+
+
 def build_policy(config: Path | None, flags: dict[str, Any]) -> TunePolicy:
     """The policy from a YAML file (every TunePolicy field, snake or kebab case) overridden by flags."""
     from chronos.optimizer.policy import TunePolicy
 
-    data: dict[str, Any] = {}
-    if config is not None:
-        loaded = read_mapping(config, "tune config", "of policy fields")
-        data = {str(k).replace("-", "_"): v for k, v in loaded.items()}
+    data = _config_fields(config)
     data.update({k: v for k, v in flags.items() if v is not None})
     try:
         return TunePolicy(**data)
@@ -119,9 +123,14 @@ def tune(
         help="Tune every job of this file in one process (YAML: `defaults:` policy fields, `jobs:` each with a name, "
              "a Flink job id or a FlinkDeployment, its own policy); read again when it changes or on SIGHUP. "
              "Policy flags go in the file then.")] = None,
-    workers: Annotated[int, typer.Option(min=1, max=256, help="With --jobs: job steps run at once.")] = 8,
+    discover: Annotated[list[str] | None, typer.Option(
+        help="Tune every FlinkDeployment of this namespace annotated chronos/tune: \"true\" (repeatable), its "
+             "targets in chronos/<policy-field> annotations over --config and the policy flags; listed every 30 s, "
+             "one that loses the annotation is let go.")] = None,
+    discover_every: Annotated[str, typer.Option(help="With --discover: how often the namespaces are listed.")] = "30s",
+    workers: Annotated[int, typer.Option(min=1, max=256, help="With --jobs or --discover: job steps run at once.")] = 8,
     fits_at_once: Annotated[int, typer.Option(
-        min=1, max=64, help="With --jobs: model-fitting processes alive at once, across the jobs.")] = 2,
+        min=1, max=64, help="With --jobs or --discover: model-fitting processes alive at once, across the jobs.")] = 2,
 ) -> None:
     """Watch a running job and retune its checkpoint interval when load or QoS call for it.
 
@@ -133,29 +142,36 @@ def tune(
     """
     from chronos.cli.tuning_session import TuneRequest, run_tuner
 
-    if jobs is not None:
-        given = {"--job": job, "--flink-deployment": flink_deployment, "--job-file": job_file, "--config": config,
-                 "--allow-fault": allow_fault or None, "--latency-p99": latency_p99, "--recovery": recovery,
-                 "--strategy": strategy, "--static-interval": static_interval, "--interval-min": interval_min,
-                 "--interval-max": interval_max, "--startup-grace": startup_grace, "--cooldown": cooldown,
-                 "--max-retunes-per-hour": max_retunes_per_hour, "--horizon": horizon,
-                 "--latency-window": latency_window, "--safety-margin": safety_margin}
-        clashing = [flag for flag, value in given.items() if value is not None]
-        if clashing:
-            raise InvalidInput(f"--jobs takes each job and its policy from the file: {', '.join(clashing)} goes in it "
-                               "(a job's entry, or `defaults:` for every job)")
-        _tune_jobs(jobs, workers, fits_at_once, _loop_settings(collect_every, decide_every, dry_run, learn_latency_every),
-                   db, stack_dir, rest_url, reporter_url, metrics_port, metrics_address, fit_timeout, stall_after,
-                   duration, as_json, realize)
-        return
-    policy = build_policy(config, {
+    policy_flags = {
         "latency_p99_ms": None if latency_p99 is None else parse_interval_ms(latency_p99),
         "recovery_s": _seconds(recovery), "strategy": strategy, "static_interval_s": _seconds(static_interval),
         "interval_min_s": _seconds(interval_min), "interval_max_s": _seconds(interval_max),
         "startup_grace_s": _seconds(startup_grace), "cooldown_s": _seconds(cooldown),
         "max_retunes_per_hour": max_retunes_per_hour, "horizon_s": _seconds(horizon),
         "latency_window_s": _seconds(latency_window), "safety_margin": safety_margin,
-    })
+    }
+    if jobs is not None or discover:
+        one_job = {"--job": job, "--flink-deployment": flink_deployment, "--job-file": job_file,
+                   "--allow-fault": allow_fault or None, "--jobs": jobs if discover else None}
+        policy_given = {"--config": config, "--latency-p99": latency_p99, "--recovery": recovery,
+                        "--strategy": strategy, "--static-interval": static_interval, "--interval-min": interval_min,
+                        "--interval-max": interval_max, "--startup-grace": startup_grace, "--cooldown": cooldown,
+                        "--max-retunes-per-hour": max_retunes_per_hour, "--horizon": horizon,
+                        "--latency-window": latency_window, "--safety-margin": safety_margin}
+        clashing = [flag for flag, value in (one_job | (policy_given if jobs is not None else {})).items()
+                    if value is not None]
+        if clashing:
+            raise InvalidInput(f"{'--discover' if discover else '--jobs'} takes each job from "
+                               f"{'its FlinkDeployment' if discover else 'the file'}: {', '.join(clashing)} "
+                               + ("does not go with it" if discover else
+                                  "goes in it (a job's entry, or `defaults:` for every job)"))
+        defaults = {**_config_fields(config), **{k: v for k, v in policy_flags.items() if v is not None}}
+        _tune_jobs(jobs, tuple(discover or ()), defaults, parse_interval_ms(discover_every) / 1000, workers, fits_at_once,
+                   _loop_settings(collect_every, decide_every, dry_run, learn_latency_every),
+                   db, stack_dir, rest_url, reporter_url, metrics_port, metrics_address, fit_timeout, stall_after,
+                   duration, as_json, realize)
+        return
+    policy = build_policy(config, policy_flags)
     realize_by = REALIZE.get(realize)
     if realize_by is None:
         raise InvalidInput(f"--realize {realize!r}: one of auto, paced, restart")
@@ -198,11 +214,14 @@ def _loop_settings(collect_every: str, decide_every: str, dry_run: bool, learn_l
                         learn_latency_s=parse_interval_ms(learn_latency_every) / 1000)
 
 
-def _tune_jobs(jobs: Path, workers: int, fits_at_once: int, loop: LoopSettings, db: Path | None,
+def _tune_jobs(jobs: Path | None, discover: tuple[str, ...], defaults: dict[str, Any], discover_every_s: float,
+               workers: int,
+               fits_at_once: int, loop: LoopSettings, db: Path | None,
                stack_dir: Path | None, rest_url: str | None, reporter_url: list[str] | None, metrics_port: int,
                metrics_address: str, fit_timeout: str, stall_after: str, duration: str | None, as_json: bool,
                realize: str) -> None:
-    """`chronos tune --jobs FILE`: every job of the file, one controller (chronos.cli.fleet_session)."""
+    """`chronos tune --jobs FILE` or `--discover NAMESPACE`: every job of the file, or every annotated
+    FlinkDeployment, one controller (chronos.cli.fleet_session)."""
     from chronos.cli.fleet_session import FleetRequest, run_fleet
 
     realize_by = REALIZE.get(realize)
@@ -211,7 +230,9 @@ def _tune_jobs(jobs: Path, workers: int, fits_at_once: int, loop: LoopSettings, 
     _check_metrics_port(metrics_port, metrics_address)
     urls = [check_url(url, "--reporter-url") for url in reporter_url] if reporter_url else None
     sd = stack_dir_of(stack_dir)
-    request = FleetRequest(jobs_file=jobs, loop=loop, db=(db or sd / "profiles.db").expanduser(), stack_dir=sd,
+    request = FleetRequest(jobs_file=jobs, discover=discover, defaults=defaults, discover_every_s=discover_every_s,
+                           loop=loop,
+                           db=(db or sd / "profiles.db").expanduser(), stack_dir=sd,
                            rest_url=rest_url, reporter_urls=urls, metrics_port=metrics_port,
                            metrics_address=metrics_address, fit_timeout_s=parse_interval_ms(fit_timeout) / 1000,
                            stall_after_s=_seconds(stall_after) or 900.0, run_for_s=_seconds(duration),

@@ -103,6 +103,14 @@ class CustomObjectsDeploymentApi:
                                                            _request_timeout=REQUEST_TIMEOUT))
         return resource
 
+    def list(self, namespace: str) -> list[Mapping[str, Any]]:
+        """Every FlinkDeployment of the namespace (`chronos tune --discover` picks the annotated ones)."""
+        reply: Mapping[str, Any] = kube_call(
+            f"list FlinkDeployments in {namespace}",
+            lambda: self._api.list_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL,
+                                                            _request_timeout=REQUEST_TIMEOUT))
+        return list(reply.get("items") or [])
+
     def patch_configuration(self, namespace: str, name: str, configuration: Mapping[str, str]) -> None:
         # A dict body is sent as application/merge-patch+json: only these keys change.
         kube_call(f"patch FlinkDeployment {namespace}/{name}",

@@ -12,6 +12,7 @@ own targets and policy over shared defaults, checked whole before anything is to
         flink_deployment: fleet   # ... or a FlinkDeployment (its namespace; a job file optional, as for one job)
         namespace: streaming
         job_file: jobs/fleet.yaml
+        rest_url: http://fleet-rest.streaming:8081   # its own cluster's REST API (default: the controller's)
 
 A job's policy is the defaults with its own fields over them, validated as one TunePolicy: a job whose merged policy
 is invalid (no recovery target, a minimum above the maximum) refuses the whole file in one line naming the job, so a
@@ -32,6 +33,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from chronos.errors import InvalidInput, field_error, is_job_id
+from chronos.model import check_url
 from chronos.optimizer.policy import TunePolicy
 
 MAX_JOBS = 1000  # a file of more is a mistake, not a fleet: refused before anything is built
@@ -47,6 +49,7 @@ class JobTarget:
     flink_deployment: str | None = None
     namespace: str = "default"
     job_file: Path | None = None
+    rest_url: str | None = None  # its Flink cluster's REST API, if not the controller's (a FlinkDeployment's own)
 
 
 def _snake(data: Any) -> Any:
@@ -61,6 +64,7 @@ class _Job(BaseModel):
     flink_deployment: str | None = Field(None, min_length=1, max_length=253)
     namespace: str = Field("default", min_length=1, max_length=63)
     job_file: Path | None = None
+    rest_url: str | None = Field(None, max_length=2048)
     policy: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="before")
@@ -74,6 +78,11 @@ class _Job(BaseModel):
             raise ValueError("give exactly one of job (a Flink job id) and flink_deployment")
         if self.job is not None and not is_job_id(self.job):
             raise ValueError(f"job {self.job[:40]!r} is not a Flink job id (32 hex digits)")
+        if self.rest_url is not None:
+            try:
+                check_url(self.rest_url, "rest_url")
+            except InvalidInput as exc:
+                raise ValueError(str(exc)) from None
         return self
 
 
@@ -105,7 +114,8 @@ def job_targets(data: Any, where: str, base_dir: Path) -> tuple[JobTarget, ...]:
                                                       else job.job_file)
         if job_file is not None and not job_file.is_file():
             raise InvalidInput(f"{where}: job {job.name}: job file {job_file} is not a file")
-        targets.append(JobTarget(job.name, policy, job.job, job.flink_deployment, job.namespace, job_file))
+        targets.append(JobTarget(job.name, policy, job.job, job.flink_deployment, job.namespace, job_file,
+                                 job.rest_url))
     return tuple(targets)
 
 
@@ -122,16 +132,16 @@ class TargetChanges:
     remove: tuple[tuple[str, str], ...]  # (name, why)
 
 
-def changes(wanted: tuple[JobTarget, ...], tuned: Mapping[str, JobTarget],
-            let_go: Mapping[str, JobTarget]) -> TargetChanges:
+def changes(wanted: tuple[JobTarget, ...], tuned: Mapping[str, JobTarget], let_go: Mapping[str, JobTarget],
+            lost: str = "no longer in the jobs file", changed: str = "its entry in the jobs file changed") -> TargetChanges:
     """What brings the jobs `tuned` now to the file's `wanted`: a job the file lost is removed; one whose entry
     changed is removed, and added again (as it now reads) by the next call, once it is gone; a new one is added.
     `let_go`: jobs that left on their own (ended from outside, could not start) as their entry read then; one is
     taken up again only once its entry changes (or the caller forgets it: a SIGHUP), not every time the file is
-    read."""
+    read. `lost`, `changed`: why a job is let go, in the words of where the jobs come from."""
     by_name = {target.name: target for target in wanted}
-    remove = [(name, "no longer in the jobs file") for name in tuned if name not in by_name]
-    remove += [(name, "its entry in the jobs file changed") for name, target in tuned.items()
+    remove = [(name, lost) for name in tuned if name not in by_name]
+    remove += [(name, changed) for name, target in tuned.items()
                if name in by_name and by_name[name] != target]
     add = [target for target in wanted if target.name not in tuned and let_go.get(target.name) != target]
     return TargetChanges(tuple(add), tuple(remove))

@@ -89,3 +89,11 @@ def test_a_deployment_that_does_not_exist_is_one_line_naming_it(subject: Subject
     assert "\n" not in str(raised.value)
     with pytest.raises(StackError, match=r"FlinkDeployment streaming/nope: 404 Not Found"):
         subject.api.patch_configuration(NAMESPACE, "nope", {INTERVAL_KEY: "10s"})
+
+
+def test_a_namespace_lists_its_deployments_whole(subject: Subject) -> None:
+    subject.api.patch_configuration(NAMESPACE, NAME, {INTERVAL_KEY: "20s"})
+    listed = subject.api.list(NAMESPACE)  # type: ignore[attr-defined]
+    assert [(d["metadata"]["namespace"], d["metadata"]["name"]) for d in listed] == [(NAMESPACE, NAME)]
+    assert listed[0]["spec"]["flinkConfiguration"][INTERVAL_KEY] == "20s"
+    assert subject.api.list("elsewhere") == []  # type: ignore[attr-defined]

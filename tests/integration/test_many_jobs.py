@@ -5,6 +5,7 @@ others untouched, and SIGHUP takes the job up again."""
 
 from __future__ import annotations
 
+import json
 import signal
 import uuid
 from pathlib import Path
@@ -135,3 +136,68 @@ def test_one_process_tunes_three_jobs_each_on_its_own(stack: StackState, flink: 
         for load in loads:
             load.halt()
         quiesce(flink, lambda _jid, job_name: job_name in names)
+
+
+def flink_deployment(name: str, job_id: str, annotations: dict[str, str]) -> dict:  # type: ignore[type-arg]
+    """A FlinkDeployment as the operator's v1beta1 CRD shapes it, running `job_id` (on the local stack here)."""
+    configuration = {"execution.checkpointing.interval": "20s"}
+    return {"apiVersion": "flink.apache.org/v1beta1", "kind": "FlinkDeployment",
+            "metadata": {"name": name, "namespace": "streaming", "annotations": annotations},
+            "spec": {"job": {"upgradeMode": "savepoint", "jarURI": "local:///opt/flink/job.jar"},
+                     "flinkConfiguration": configuration},
+            "status": {"lifecycleState": "STABLE", "jobStatus": {"state": "RUNNING", "jobId": job_id},
+                       "reconciliationStatus": {"lastReconciledSpec": json.dumps({"flinkConfiguration": configuration})}}}
+
+
+def test_annotated_flinkdeployments_are_found_tuned_and_let_go(stack: StackState, flink: FlinkRestClient,
+                                                                tmp_path: Path) -> None:
+    """`chronos tune --discover NAMESPACE` against an API server on 127.0.0.1 (tests/support/fake_kube_api.py: no
+    cluster is reachable here) whose FlinkDeployment runs a real job on the local stack, reached at the REST URL its
+    annotation gives."""
+    from tests.support.fake_kube_api import serving
+
+    tag = f"k8s-{uuid.uuid4().hex[:6]}"
+    spec, io = load_job_file(zones_file(tmp_path, tag), {"bootstrap": stack.bootstrap})
+    ensure_topics(stack.bootstrap, [io.input_topic, io.output_topic], partitions=2)
+    job_id = RestSubmitter(flink, find_distribution().python_jar).submit(spec, CheckpointSettings(20_000))
+    load = BackgroundLoad(stack.bootstrap, io.input_topic, rate=RATE, duration_s=300)
+    tuner: Tuner | None = None
+    try:
+        flink.wait_until_running(job_id, timeout_s=120)
+        objects = {
+            ("streaming", "zones"): flink_deployment("zones", job_id, {"chronos/tune": "true",
+                                                                        "chronos/rest-url": stack.rest_url}),
+            ("streaming", "typo"): flink_deployment("typo", job_id, {"chronos/tune": "true", "chronos/recovery": "1"}),
+            ("streaming", "off"): flink_deployment("off", job_id, {"chronos/recovery-s": "10"}),
+        }
+        with serving(objects) as (url, api):
+            kubeconfig = tmp_path / "kubeconfig"
+            kubeconfig.write_text(yaml.safe_dump({
+                "apiVersion": "v1", "kind": "Config", "current-context": "x",
+                "clusters": [{"name": "c", "cluster": {"server": url}}], "users": [{"name": "u", "user": {"token": "t"}}],
+                "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}]}))
+            tuner = Tuner("--discover", "streaming", "--discover-every", "2s", "--recovery", "30s",
+                          "--interval-min", "2s", "--interval-max", "8s", "--startup-grace", "10s", "--horizon", "20s",
+                          "--decide-every", "5s", "--collect-every", "2s", "--metrics-port", "-1",
+                          "--db", str(tmp_path / "chronos.db"), "--duration", "240s", "--stack-dir", stack.stack_dir,
+                          env={"KUBECONFIG": str(kubeconfig), "HOME": str(tmp_path)})
+            refused = tuner.wait_for(lambda e: e["event"] == "message" and "not tuned:" in e["text"], 60)
+            assert "FlinkDeployment streaming/typo: invalid policy: recovery: Extra inputs" in refused["text"], refused
+            realizer = tuner.wait_for(lambda e: e["event"] == "realizer" and e.get("job_name") == "streaming.zones", 90)
+            assert realizer["realizer"] == "paced", realizer
+            tuner.wait_for(lambda e: e["event"] == "cadence" and e.get("job_name") == "streaming.zones"
+                           and e["to_ms"] < 20_000, 120)
+            del api.objects[("streaming", "zones")]["metadata"]["annotations"]["chronos/tune"]
+            left = tuner.wait_for(lambda e: e["event"] == "left" and e["job_name"] == "streaming.zones", 30)
+            assert left["why"] == 'its FlinkDeployment is gone or no longer annotated chronos/tune: "true"', left
+            tuner.proc.send_signal(signal.SIGTERM)
+            assert tuner.finish(60) == 0
+            assert not of(tuner, "joined", "streaming.off") and not of(tuner, "joined", "streaming.typo")
+            assert api.content_types == [], "paced through Flink's REST API: the deployment was never patched"
+        assert flink.job(job_id).state == "RUNNING" and flink.checkpoint_config(job_id).interval == 20_000
+        assert not of(tuner, "trouble") and not of(tuner, "not-json")
+    finally:
+        if tuner is not None:
+            tuner.kill()
+        load.halt()
+        quiesce(flink, lambda _jid, job_name: job_name == spec.name)

@@ -1,7 +1,7 @@
 """A Kubernetes API server's FlinkDeployment endpoints on 127.0.0.1, for the real kubernetes client: GET an object,
 PATCH it with a JSON merge patch (RFC 7386, what the client sends for a dict body), 404 for any other name. No
 cluster is reachable from these machines; this lets the real client's paths, verbs, content type and errors be
-tested. Hand-written (http.server): nothing on PyPI serves custom resources without a cluster."""
+tested (a namespace's list too). Hand-written (http.server): nothing on PyPI serves custom resources without a cluster."""
 
 from __future__ import annotations
 
@@ -61,6 +61,12 @@ def _handler(api: KubeApi) -> type[BaseHTTPRequestHandler]:
                               "message": f'flinkdeployments.flink.apache.org "{name}" not found'})
 
         def do_GET(self) -> None:  # http.server calls it by this name
+            path = self.path.split("?")[0]
+            if path.startswith(PREFIX) and path.endswith("/flinkdeployments"):  # a list: the namespace's objects
+                namespace = path[len(PREFIX):].split("/")[0]
+                items = [o for (ns, _), o in sorted(api.objects.items()) if ns == namespace]
+                return self._reply(200, {"apiVersion": "flink.apache.org/v1beta1", "kind": "FlinkDeploymentList",
+                                         "metadata": {}, "items": items})
             key = self._key()
             if key not in api.objects:
                 return self._not_found(key)

@@ -19,7 +19,7 @@ class FakeOperator:
 
     def __init__(self, upgrade_mode: str = "savepoint", interval: str = "30s", upgrade_polls: int = 3) -> None:
         self.resource: dict[str, Any] = {
-            "metadata": {"name": "fleet"},
+            "metadata": {"name": "fleet", "namespace": "streaming"},
             "spec": {"job": {"upgradeMode": upgrade_mode}, "flinkConfiguration": {INTERVAL_KEY: interval}},
             "status": {"lifecycleState": "STABLE", "jobStatus": {"state": "RUNNING", "jobId": "job-0"},
                        "reconciliationStatus": {"lastReconciledSpec": json.dumps(
@@ -47,6 +47,9 @@ class FakeOperator:
                     status["reconciliationStatus"]["lastReconciledSpec"] = json.dumps(
                         {"flinkConfiguration": dict(self.resource["spec"]["flinkConfiguration"])})
         return copy.deepcopy(self.resource)
+
+    def list(self, namespace: str) -> list[Mapping[str, Any]]:
+        return [self.get("streaming", "fleet")] if namespace == "streaming" else []
 
     def patch_configuration(self, namespace: str, name: str, configuration: Mapping[str, str]) -> None:
         self._found(namespace, name)

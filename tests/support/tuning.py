@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -64,14 +65,15 @@ def write_profile(db: Path, job_name: str) -> None:
 class Tuner:
     """`chronos tune --json` as a child process, its events collected as they stream."""
 
-    def __init__(self, *args: str, held_after_savepoint_s: float | None = None) -> None:
+    def __init__(self, *args: str, held_after_savepoint_s: float | None = None,
+                 env: dict[str, str] | None = None) -> None:
         """`held_after_savepoint_s`: its retunes wait that long between the journaled savepoint and the resubmission
-        (tests.support.held_after_savepoint), a window to kill it in."""
+        (tests.support.held_after_savepoint), a window to kill it in. `env`: added to the environment."""
         cli = ["chronos.cli.main"] if held_after_savepoint_s is None else \
             ["tests.support.held_after_savepoint", str(held_after_savepoint_s)]
         self.proc = subprocess.Popen([sys.executable, "-m", *cli, "tune", "--json", *args],
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
-                                     cwd=Path(__file__).parents[2])
+                                     cwd=Path(__file__).parents[2], env={**os.environ, **(env or {})})
         self.events: list[dict[str, Any]] = []
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
