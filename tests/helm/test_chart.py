@@ -220,3 +220,61 @@ def test_the_values_schema_refuses_bad_values(setting: str, complaint: str) -> N
 def test_a_release_without_a_target_is_refused_in_one_line() -> None:
     result = run_helm("template", "rel", str(CHART), "--set", "target.flinkDeployment=")
     assert result.returncode != 0 and "set target.flinkDeployment" in result.stderr
+
+
+TARGETS = """
+targets:
+  - name: orders
+    flinkDeployment: orders
+    policy: {latency_p99_ms: 5000}
+    jobFile:
+      name: orders
+      io: {bootstrap: "kafka:9092", input-topic: orders, output-topic: totals}
+  - name: fleet
+    flinkDeployment: fleet
+    restUrl: http://fleet-jm:8081
+targetDefaults: {recovery_s: 45, interval_max_s: 120}
+"""
+
+
+def test_a_list_of_targets_is_one_controller_reading_the_jobs_file_chronos_reads(tmp_path: Path) -> None:
+    from chronos.tune.job_targets import read_job_targets
+
+    manifests = rendered(tmp_path, TARGETS)
+    validate_all(manifests)
+    args = tune_args(manifests)
+    assert "--jobs=/etc/chronos/jobs.yaml" in args
+    assert not [a for a in args if a.startswith(("--flink-deployment", "--latency-p99", "--recovery", "--strategy"))]
+    config = next(m for m in by_kind(manifests, "ConfigMap") if m["metadata"]["name"] == "rel-chronos")["data"]
+    mounted = tmp_path / "etc"
+    mounted.mkdir()
+    for name, text in config.items():
+        (mounted / name).write_text(text)
+    orders, fleet = read_job_targets(mounted / "jobs.yaml")  # what the pod's chronos reads, read by chronos
+    assert (orders.flink_deployment, orders.namespace, orders.rest_url) == ("orders", "streaming", "http://orders-rest:8081")
+    assert (orders.policy.latency_p99_ms, orders.policy.recovery_s, orders.policy.interval_max_s) == (5000, 45, 120)
+    assert orders.job_file == mounted / "job-orders.yaml" and "totals" in orders.job_file.read_text()
+    assert (fleet.rest_url, fleet.job_file, fleet.policy.latency_p99_ms) == ("http://fleet-jm:8081", None, None)
+    rule = by_kind(manifests, "Role")[0]["rules"]
+    assert rule == [{"apiGroups": ["flink.apache.org"], "resources": ["flinkdeployments"],
+                     "resourceNames": ["orders", "fleet"], "verbs": ["get", "patch"]}]
+
+
+def test_discovery_lists_the_release_namespace_and_passes_qos_and_policy_as_defaults(tmp_path: Path) -> None:
+    manifests = rendered(tmp_path, None, "discovery.enabled=true", "discovery.every=1min")
+    validate_all(manifests)
+    args = tune_args(manifests)
+    assert "--discover=streaming" in args and "--discover-every=1min" in args
+    assert "--recovery=60s" in args and not [a for a in args if a.startswith(("--flink-deployment", "--job-file"))]
+    rule = by_kind(manifests, "Role")[0]["rules"]
+    assert rule == [{"apiGroups": ["flink.apache.org"], "resources": ["flinkdeployments"],
+                     "verbs": ["get", "list", "patch"]}]
+
+
+def test_every_flag_of_the_many_job_modes_exists_on_chronos_tune(tmp_path: Path) -> None:
+    help_text = subprocess.run([sys.executable, "-m", "chronos.cli.main", "tune", "--help"], capture_output=True,
+                               text=True, env={"COLUMNS": "300", "PATH": "/usr/bin:/bin"}, timeout=60).stdout
+    flags = {a.split("=")[0] for m in (rendered(tmp_path, TARGETS), rendered(tmp_path, None, "discovery.enabled=true"))
+             for a in tune_args(m) if a.startswith("--")}
+    missing = [f for f in sorted(flags) if not re.search(rf"{re.escape(f)}\b", help_text)]
+    assert not missing, f"not options of chronos tune: {missing}"

@@ -45,9 +45,16 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 
 {{/* Mount the service-account token only with a Role to use it (or when told: a Role brought by you). */}}
 {{- define "chronos.mountToken" -}}
-{{- if or .Values.serviceAccount.automountToken (and .Values.rbac.create .Values.target.flinkDeployment) -}}
+{{- if or .Values.serviceAccount.automountToken (and .Values.rbac.create (include "chronos.kubernetesTargets" .)) -}}
 true
 {{- else -}}
 false
+{{- end -}}
+{{- end -}}
+
+{{/* Non-empty when the release tunes FlinkDeployments (one, a list, or the annotated ones). */}}
+{{- define "chronos.kubernetesTargets" -}}
+{{- if or .Values.target.flinkDeployment .Values.targets .Values.discovery.enabled -}}
+yes
 {{- end -}}
 {{- end -}}
