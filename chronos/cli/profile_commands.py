@@ -119,6 +119,9 @@ def profile_run(
     parallel: Annotated[str, typer.Option(
         help="Runs at a time (one small Flink cluster each): a number, or 'auto': as many as the host's idle CPU holds "
              "beside the live job (measured before the first copy; at least 1, at most 2).")] = "auto",
+    clusters_at_once: Annotated[int | None, typer.Option(
+        min=1, max=64, help="Profiling clusters this host runs at once, across every profile of the stack (other "
+                            "jobs' too): a run beyond them queues for one \\[default: 2, or --parallel if more].")] = None,
     runs: Annotated[int | None, typer.Option(min=1, max=10_000,
                                              help="Stop after this many completed runs in the profile.")] = None,
     budget: Annotated[str | None, typer.Option(
@@ -254,7 +257,8 @@ def profile_run(
                       + (f" (a uniform share of {sample.seen:,})" if sample.seen > len(sample.records) else "")
                       + f" over {sample.window_s:g} s, {len(sample.key_shares(10**9)):,} keys", highlight=False)
         study = ProfileStudy(f"sqlite:///{store.path}", profile_id, space, settings.seed)
-        pool = wiring.profiling_pool(sd, profile_id, state, slots=spec.parallelism or 1)
+        pool = wiring.profiling_pool(sd, profile_id, state, slots=spec.parallelism or 1,
+                                     clusters_at_once=clusters_at_once or max(2, most))
         if not as_json:
             err.print(f"copies run at OS priority nice {pool.niceness}, the live cluster's at 0: on this host they take "
                       "the CPU the live job leaves", highlight=False)
@@ -265,6 +269,8 @@ def profile_run(
                                        "them)") as stop,
               Progress(*columns, console=err, transient=False, disable=as_json) as progress):
             total = progress.add_task(f"profile {profile_id}", total=runs, status="", count=f"0/{runs or '-'} runs")
+            pool.waiting = lambda line: err.print(line, highlight=False, markup=False)
+            pool.interrupted = stop.is_set
             _await_band(watcher, meter, progress, total, stop)
             if watcher is not None:
                 watcher.begin_profile()

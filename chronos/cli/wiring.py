@@ -188,7 +188,11 @@ def recovery_probe(stack_dir: Path) -> Callable[[], str]:
     return probe
 
 
-def profiling_pool(stack_dir: Path, profile_id: str, state: StackState, slots: int) -> LocalClusterPool:
+def profiling_pool(stack_dir: Path, profile_id: str, state: StackState, slots: int,
+                   clusters_at_once: int | None = None) -> LocalClusterPool:
+    """`clusters_at_once`: the profiling clusters the host runs at once across every profile of the stack (the
+    leases in <stack>/profiling/.leases); None: no bound beyond the profile's own runs at a time."""
+    from chronos.stack.cluster_leases import ClusterLeases
     from chronos.stack.profiling_clusters import LocalClusterPool
 
     if not re.fullmatch(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}", profile_id):
@@ -196,7 +200,9 @@ def profiling_pool(stack_dir: Path, profile_id: str, state: StackState, slots: i
                            "digits, '.', '_' and '-'")
     pool = LocalClusterPool(stack_dir / "profiling" / profile_id, default_cache_dir(), state.bootstrap, slots,
                             jvm_opts=state.jvm_opts, flink_settings=state.flink_settings,
-                            spare_taskmanagers=state.spare_taskmanagers)  # the copies' JVMs and recovery as the live's
+                            spare_taskmanagers=state.spare_taskmanagers,  # the copies' JVMs and recovery as the live's
+                            leases=None if clusters_at_once is None else
+                            ClusterLeases(stack_dir / "profiling" / ".leases", clusters_at_once))  # no profile id starts with .
     pool.clean_leftovers()
     return pool
 

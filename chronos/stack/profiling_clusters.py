@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import shutil
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,6 +31,7 @@ from chronos.profiler.input_sample import InputSample
 from chronos.profiler.records import RecoveryVariant
 from chronos.rates import RateProfile
 from chronos.signals.live import LiveSignals
+from chronos.stack.cluster_leases import ClusterLeases, Lease
 from chronos.stack.faults import KillTaskManager
 from chronos.stack.local_stack import StackOptions, down, up
 from chronos.stack.processes import cpu_seconds
@@ -223,11 +225,13 @@ class BackgroundLoad:
 
 class LocalClusterPool:
     """Starts a cluster per run under `base_dir`; one start at a time, so two runs starting together
-    cannot pick the same free port."""
+    cannot pick the same free port. With `leases`, each cluster first takes one of the host's profiling-cluster
+    leases (`chronos.stack.cluster_leases`), held until it is released: the bound across every profile of the stack.
+    `waiting` hears a run that queues for one; `interrupted` ends the wait (a stop asked meanwhile)."""
 
     def __init__(self, base_dir: Path, cache_dir: Path, shared_bootstrap: str, slots: int, jvm_opts: str = "",
                  flink_settings: tuple[tuple[str, str], ...] = (), spare_taskmanagers: int = 0,
-                 niceness: int = COPY_NICENESS) -> None:
+                 niceness: int = COPY_NICENESS, leases: ClusterLeases | None = None) -> None:
         self._base, self._cache, self._bootstrap, self._slots = base_dir, cache_dir, shared_bootstrap, slots
         self.niceness = niceness
         self._jvm_opts = jvm_opts
@@ -235,6 +239,10 @@ class LocalClusterPool:
         # failure otherwise than the live job would profile another recovery than the one being tuned.
         self._flink_settings, self._spare = flink_settings, spare_taskmanagers
         self._lock = threading.Lock()
+        self._leases = leases
+        self._held: dict[Path, Lease] = {}
+        self.waiting: Callable[[str], None] = lambda _: None
+        self.interrupted: Callable[[], bool] = lambda: False
 
     def acquire(self, run_id: str, recovery: RecoveryVariant | None = None) -> LocalProfilingCluster:
         """`recovery`: settings explored over the live cluster's (its lines win, its spare count replaces)."""
@@ -243,6 +251,8 @@ class LocalClusterPool:
         if recovery is not None:
             settings = tuple({**dict(settings), **dict(recovery.flink_settings)}.items())
             spare = recovery.spare_taskmanagers
+        lease = None if self._leases is None else \
+            self._leases.acquire(f"run {run_id}", self.waiting, self.interrupted)
         with self._lock:
             try:
                 up(StackOptions(stack_dir, self._cache, slots=self._slots, shared_bootstrap=self._bootstrap,
@@ -251,13 +261,23 @@ class LocalClusterPool:
             except BaseException:
                 down(stack_dir, purge=True)
                 shutil.rmtree(stack_dir, ignore_errors=True)
+                if lease is not None:
+                    lease.release()
                 raise
+            if lease is not None:
+                self._held[stack_dir] = lease
         return LocalProfilingCluster(stack_dir, self._bootstrap)
 
     def release(self, cluster: object) -> None:
         if isinstance(cluster, LocalProfilingCluster):
-            down(cluster.stack_dir, purge=True)
-            shutil.rmtree(cluster.stack_dir, ignore_errors=True)
+            try:
+                down(cluster.stack_dir, purge=True)
+                shutil.rmtree(cluster.stack_dir, ignore_errors=True)
+            finally:
+                with self._lock:
+                    lease = self._held.pop(cluster.stack_dir, None)
+                if lease is not None:
+                    lease.release()
 
     def leftovers(self) -> list[Path]:
         """Cluster directories of runs that were interrupted (their stacks may still be up)."""

@@ -255,6 +255,7 @@ def execute_run(
         try:
             cluster = pool.acquire(run_id, plan.recovery_variant(config.recovery))
         except Exception as exc:  # noqa: BLE001 - a run that cannot start is a failed run, not a failed profile
+            check()  # unless a stop ended its wait for a cluster: then it is interrupted, and requeued
             return failed(f"cluster: {exc}")
         running = RunningCopy(run_id, cluster, config.load_scale, config.recovery, started)
         if slot is not None:
