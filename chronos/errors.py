@@ -53,7 +53,8 @@ def field_error(errors: Sequence[Mapping[str, Any]]) -> str:
     """The first of a pydantic ValidationError's `errors()` as one line: "field.path: message"."""
     first = errors[0]
     where = ".".join(str(part) for part in first.get("loc", ())) or "value"
-    return f"{where}: {first.get('msg', 'invalid')}"
+    message = str(first.get("msg", "invalid")).removeprefix("Value error, ")  # pydantic's word for a validator's own
+    return f"{where}: {message}"
 
 
 def redact(text: str) -> str:

@@ -161,10 +161,11 @@ def tune(
         clashing = [flag for flag, value in (one_job | (policy_given if jobs is not None else {})).items()
                     if value is not None]
         if clashing:
-            raise InvalidInput(f"{'--discover' if discover else '--jobs'} takes each job from "
-                               f"{'its FlinkDeployment' if discover else 'the file'}: {', '.join(clashing)} "
-                               + ("does not go with it" if discover else
-                                  "goes in it (a job's entry, or `defaults:` for every job)"))
+            one = len(clashing) == 1
+            raise InvalidInput(f"--discover takes each job from its FlinkDeployment: {', '.join(clashing)} "
+                               f"{'does' if one else 'do'} not go with it" if discover else
+                               f"--jobs takes each job and its policy from the file: {', '.join(clashing)} "
+                               f"{'goes' if one else 'go'} in it (a job's entry, or `defaults:` for every job)")
         defaults = {**_config_fields(config), **{k: v for k, v in policy_flags.items() if v is not None}}
         _tune_jobs(jobs, tuple(discover or ()), defaults, parse_interval_ms(discover_every) / 1000, workers, fits_at_once,
                    _loop_settings(collect_every, decide_every, dry_run, learn_latency_every),

@@ -23,10 +23,9 @@ from pathlib import Path
 
 from chronos.model import CheckpointSettings, JobSpec
 from chronos.optimizer.model_values import Model, Observation, ProfileObservations
-from chronos.optimizer.models import fit_best
 from chronos.optimizer.policy import TunePolicy
 from chronos.tune.decided import Decided
-from chronos.tune.fitting import ModelBook
+from chronos.tune.fitting import Fitter, ModelBook
 from chronos.tune.journal import DecisionRecord
 from chronos.tune.loop import LoopSettings, TuneLoop
 from chronos.tune.memory_journal import MemoryJournal
@@ -70,6 +69,8 @@ def recorded() -> Recorded:
 
 @functools.cache
 def _fit(points: tuple[Observation, ...], seed: int, capacity: float | None, rising: bool) -> Model:
+    from chronos.optimizer.models import fit_best  # scikit-learn: imported only where fitted in this process
+
     return fit_best(points, seed=seed, families=("linear",), capacity=capacity, rising=rising)
 
 
@@ -151,7 +152,8 @@ class ReplayedJob:
         self.closed.set()
 
 
-def replayed_job(index: int, latency_s: float = 0.0, length: int | None = None) -> ReplayedJob:
+def replayed_job(index: int, latency_s: float = 0.0, length: int | None = None,
+                 settings: LoopSettings = SETTINGS, fitter: Fitter | None = None) -> ReplayedJob:
     """Job `index`: one of the recorded arms (by index), from an offset of its own (so that no two neighbours replay
     the same minute), `length` readings of it."""
     data = recorded()
@@ -171,7 +173,7 @@ def replayed_job(index: int, latency_s: float = 0.0, length: int | None = None) 
     decisions = Decisions()
     collector = ReplayedReadings(readings, clock, latency_s)
     loop = TuneLoop(job, POLICY, collector, Paced(pacing, Restarting(retuner, follow=pacing.follow)), journal,
-                    ModelBook(data.profile, fitter=cached_fit), decisions, SETTINGS, clock=clock,
+                    ModelBook(data.profile, fitter=fitter or cached_fit), decisions, settings, clock=clock,
                     wall_ms=lambda: readings[0].at_ms + int(clock.now * 1000))
     return ReplayedJob(name, loop, collector, decisions)
 

@@ -12,16 +12,13 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from chronos.benchmarks.synthetic_profile import DRAIN_RATE, PROFILED_RATES, profile_recovery, write_profile
 from chronos.flink.rest import FlinkRestClient
 from chronos.jobs.bounded_input import ExperimentInput
-from chronos.model import FaultRecord, RecoveryMeasurement
-from chronos.profiler.records import ProfileRun, RunConfig, SteadyState
-from chronos.profiler.store import ProfileStore
 from chronos.stack.job_records import JobRecordStore
 from chronos.stack.state import StackState
 from tests.support.cli import chronos, submit_demo
 from tests.support.quiesce import quiesce
-from tests.support.truths import recovery_truth
 
 TARGETS = ["--latency-p99", "600s", "--recovery", "60s", "--interval-min", "2s", "--interval-max", "30s"]
 
@@ -32,34 +29,11 @@ FAST = ["--startup-grace", "15s", "--decide-every", "5s", "--collect-every", "2s
         "--cooldown", "10min", "--realize", "restart"]
 
 
-# The synthetic profile's replay drains 250 records/s: a tenth or less of what the optimizer tests' truth says, so that
-# a few hundred events/s make the recovery target bind. The demo job's capacity is ~1,100 events/s on two busy cores:
-# a load step to 6,000/s (the same test at the optimizer tests' rate) kept it saturated, and its backlog drained long
-# after the load stopped, on the CPU the suite's other worker needed.
-DRAIN_RATE = 250.0
-PROFILED_RATES = (DRAIN_RATE / 2, DRAIN_RATE * 1.5, DRAIN_RATE * 3)
-
-
-def profile_recovery(interval_s: float, rate: float) -> float:
-    """The recovery `write_profile`'s synthetic profile measured: 20 s fixed and the replay at `DRAIN_RATE`."""
-    return recovery_truth(interval_s, rate, fixed_s=20.0, drain_rate=DRAIN_RATE)
-
-
-def write_profile(db: Path, job_name: str) -> None:
-    store = ProfileStore(db)
-    store.create_profile("synthetic", job_name, 0, "{}")
-    n = 0
-    for interval in (2, 4, 8, 15, 30, 60):
-        for rate in PROFILED_RATES:
-            n += 1
-            recoveries = tuple(
-                RecoveryMeasurement(FaultRecord("kill-taskmanager", "tm", 0, 0.0), interval * 1000, "WorstCase", 1, 2, 3,
-                                    profile_recovery(interval, rate) * (1 + noise), None, None, None, None)
-                for noise in (-0.03, 0.03))
-            steady = SteadyState(rate, None, None, 1000.0 * interval + 2000, 100.0, 1e5, 10.0)
-            store.save_run(ProfileRun(f"r{n}", "synthetic", n, RunConfig(interval * 1000, 1.0), rate, "completed", 0, 1,
-                                      steady, recoveries))
-    store.close()
+# The synthetic profile (chronos.benchmarks.synthetic_profile) drains 250 records/s: a tenth or less of what the
+# optimizer tests' truth says, so that a few hundred events/s make the recovery target bind. The demo job's capacity
+# is ~1,100 events/s on two busy cores: a load step to 6,000/s (the same test at the optimizer tests' rate) kept it
+# saturated, and its backlog drained long after the load stopped, on the CPU the suite's other worker needed.
+__all__ = ["DRAIN_RATE", "PROFILED_RATES", "profile_recovery", "write_profile"]
 
 
 class Tuner:
