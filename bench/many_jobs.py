@@ -134,22 +134,6 @@ def chronos(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str
                           timeout=timeout, cwd=ROOT)
 
 
-def zones_file(directory: Path, tag: str) -> Path:
-    from chronos.jobs.shipped import shipped
-
-    source = shipped("speeding_zones.yaml")
-    data = yaml.safe_load(source.read_text())
-    data["name"] += f"-{tag}"
-    data["parallelism"] = 1
-    data["program"]["sql"] = str(source.with_name(data["program"]["sql"]))
-    data["program"]["vars"] = {k: f"{v}-{tag}" for k, v in data["program"]["vars"].items()}
-    data["io"]["input-topic"] += f"-{tag}"
-    data["io"]["output-topic"] += f"-{tag}"
-    path = directory / f"zones-{tag}.yaml"
-    path.write_text(yaml.safe_dump(data))
-    return path
-
-
 def zones_delivery(bootstrap: str, input_topic: str, output_topic: str) -> dict[str, Any]:
     """The zones job's committed counts against the speeding events of its input: every event counted once."""
     from chronos.jobs.shop_delivery import read_committed
@@ -189,6 +173,7 @@ def real(minutes: float) -> dict[str, Any]:
     from chronos.jobs.fleet import VehicleFleet
     from chronos.jobs.job_file import load_job_file
     from chronos.jobs.loadgen import KafkaEventSink, run_load
+    from chronos.jobs.shipped import own_copy
     from chronos.jobs.shop import ShopTopics, run_shop
     from chronos.jobs.shop_delivery import check_delivery, expected_paid, read_committed
     from chronos.jobs.topics import ensure_topics
@@ -211,7 +196,7 @@ def real(minutes: float) -> dict[str, Any]:
     samples: list[tuple[float, float, float]] = []  # (t, cpu s, rss MB)
     try:
         tag = uuid.uuid4().hex[:6]
-        zones, outside = zones_file(base, f"z{tag}"), zones_file(base, f"o{tag}")
+        zones, outside = (own_copy("speeding_zones.yaml", base, f"{kind}{tag}", parallelism=1) for kind in "zo")
         shop = ROOT / "jobs" / "shop_payments.yaml"
         demo = chronos("job", "submit", "demo", "--parallelism", "1", "--json", *sdo)
         if demo.returncode:
@@ -260,7 +245,7 @@ def real(minutes: float) -> dict[str, Any]:
         threads = [threading.Thread(target=zones_load, daemon=True),
                    threading.Thread(target=outside_load, daemon=True),
                    threading.Thread(target=lambda: run_shop(state.bootstrap, ConstantRate(150), customers=500, seed=3,
-                                                            should_stop=stop.is_set), daemon=True)]
+                                                            duration_s=float("inf"), should_stop=stop.is_set), daemon=True)]
         for thread in threads:
             thread.start()
         listed = base / "jobs.yaml"
@@ -370,7 +355,13 @@ def _summary(events: list[dict[str, Any]], samples: list[tuple[float, float, flo
     }
 
 
+def _interrupt(signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")  # the stack and the tuner are stopped on the way out
+
+
 def main() -> int:
+    signal.signal(signal.SIGTERM, _interrupt)
+    signal.signal(signal.SIGINT, _interrupt)
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--simulate", default="1,10,50,200")
     parser.add_argument("--simulate-s", type=float, default=150.0)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
@@ -52,10 +53,16 @@ def print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
 
 
+JSON_LINES = threading.Lock()  # the jobs of one controller write from several threads: whole lines only
+
+
 def print_json_line(data: Any) -> None:
     """One JSON object on one line: for output that is a stream of them (`chronos tune --json`), which `jq -c`, log
-    shippers and a reader parsing line by line take one line at a time."""
-    sys.stdout.write(json.dumps(data, default=str) + "\n")
+    shippers and a reader parsing line by line take one line at a time, as it happens."""
+    line = json.dumps(data, default=str) + "\n"
+    with JSON_LINES:
+        sys.stdout.write(line)
+        sys.stdout.flush()
 
 
 def say_stale(line: str) -> None:

@@ -30,15 +30,13 @@ from prometheus_client import CollectorRegistry
 from chronos.cli import wiring
 from chronos.cli.common import err, out, print_json_line
 from chronos.cli.tune_view import TuneDisplay
-from chronos.cli.tuning_session import JobWanted, SharedParts, open_job
+from chronos.cli.tuning_session import JobWanted, SharedParts, TunerFlags, open_job
 from chronos.errors import ChronosError, InvalidInput
 from chronos.metrics.exporter import Heartbeat, TuneMetrics, serve
 from chronos.signals.shared_reads import SharedReads
 from chronos.tune.controller import Controller, ControllerSettings, Lateness
 from chronos.tune.discovery import SWITCH, DeploymentLister, discovered
 from chronos.tune.job_targets import JobTarget, changes, read_job_targets
-from chronos.tune.loop import LoopSettings
-from chronos.tune.realizer_choice import Requested
 from chronos.tune.tuned_member import TunedMember
 
 RELOAD_CHECK_S = 1.0  # how often the file's modification time (and a SIGHUP) is looked at
@@ -47,22 +45,10 @@ DISCOVER_EVERY_S = 30.0  # how often the namespaces' FlinkDeployments are listed
 
 
 @dataclass(frozen=True, kw_only=True)
-class FleetRequest:
-    """`chronos tune --jobs`'s flags, parsed and checked."""
+class FleetRequest(TunerFlags):
+    """`chronos tune --jobs` / `--discover`: where the jobs come from, and how many things run at once."""
 
     jobs_file: Path | None  # the jobs, listed ...
-    loop: LoopSettings
-    db: Path
-    stack_dir: Path
-    rest_url: str | None
-    reporter_urls: list[str] | None
-    metrics_port: int
-    metrics_address: str
-    fit_timeout_s: float
-    stall_after_s: float
-    run_for_s: float | None
-    as_json: bool
-    realize: Requested = "auto"
     workers: int = 8
     fits_at_once: int = 2
     discover: tuple[str, ...] = ()  # ... or found: the annotated FlinkDeployments of these namespaces
@@ -157,7 +143,7 @@ class _Fleet:
         shared = self.shared
         if t.rest_url is not None:  # its own cluster (a FlinkDeployment's): a client of its own
             shared = replace(shared, client=resources.enter_context(
-                wiring.flink_client(shared.stack_dir, t.rest_url, patient=True)))
+                wiring.flink_client(shared.flags.stack_dir, t.rest_url, patient=True)))
         client = shared.client
         opened = open_job(shared, wanted, job.display, resources)
         flink_name = opened.tuned.spec.name
@@ -382,11 +368,8 @@ def fleet_session(request: FleetRequest) -> Iterator[tuple[Controller, _Fleet, _
         reads = SharedReads(fresh_s=request.loop.collect_every_s / 2)
         resources.callback(reads.close)
         shared = SharedParts(journal=journal, client=client, metrics=TuneMetrics(registry), heartbeat=heartbeat,
-                             stack_dir=request.stack_dir, db=request.db, rest_url=request.rest_url,
-                             reporter_urls=request.reporter_urls, loop=request.loop,
-                             fit_timeout_s=request.fit_timeout_s, realize=request.realize, reads=reads,
-                             fit_slots=threading.BoundedSemaphore(request.fits_at_once))
-        events = TuneDisplay(out if request.as_json else err, request.as_json, tag="chronos")
+                             flags=request, reads=reads, fit_slots=threading.BoundedSemaphore(request.fits_at_once))
+        events = TuneDisplay(out if request.as_json else err, request.as_json)  # the run's own lines (never started: no panel)
         fleet = _Fleet(request, shared, events)
         controller = Controller(ControllerSettings(step_every_s=request.loop.collect_every_s,
                                                    workers=request.workers), fleet)

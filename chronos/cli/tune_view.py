@@ -4,9 +4,6 @@ see the same events and neither goes through the other."""
 
 from __future__ import annotations
 
-import json
-import sys
-import threading
 import time
 from collections import deque
 from dataclasses import asdict, dataclass, field
@@ -15,6 +12,7 @@ from rich.console import Console, Group
 from rich.live import Live
 from rich.table import Table
 
+from chronos.cli.common import print_json_line
 from chronos.metrics.tune_observer import MetricsObserver
 from chronos.optimizer.decide import Decision
 from chronos.optimizer.evaluate import JobModels
@@ -56,9 +54,6 @@ class _Screen:
     triggers: dict[str, int] = field(default_factory=dict)
     mode: str = "-"
     recovery: str = ""
-
-
-_WRITING = threading.Lock()  # the jobs of one controller write JSON lines from several threads: whole lines only
 
 
 class TuneDisplay:
@@ -222,10 +217,7 @@ class TuneDisplay:
         stamp = time.strftime("%H:%M:%S")
         if self._json:
             tag = {} if self._tag is None else {"job_name": self._tag}
-            line = json.dumps({"event": kind, "at": stamp, "text": text, **tag, **fields}, default=str) + "\n"
-            with _WRITING:
-                sys.stdout.write(line)
-                sys.stdout.flush()
+            print_json_line({"event": kind, "at": stamp, "text": text, **tag, **fields})
             return
         if self._tag is not None:
             text = f"[{self._tag}] {text}"

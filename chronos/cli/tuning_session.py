@@ -41,12 +41,10 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True, kw_only=True)
-class TuneRequest:
-    """`chronos tune`'s flags, parsed and checked (by name: 20 of them)."""
+class TunerFlags:
+    """The flags every `chronos tune` takes, one job or many: where it reads and writes, how it runs and shows it."""
 
-    policy: TunePolicy
     loop: LoopSettings
-    job: str | None
     db: Path
     stack_dir: Path
     rest_url: str | None
@@ -57,10 +55,18 @@ class TuneRequest:
     stall_after_s: float
     run_for_s: float | None
     as_json: bool
+    realize: Requested = "auto"
+
+
+@dataclass(frozen=True, kw_only=True)
+class TuneRequest(TunerFlags):
+    """One job's `chronos tune`: the job, its policy and what goes with one job only."""
+
+    policy: TunePolicy
+    job: str | None
     flink_deployment: str | None = None
     namespace: str = "default"
     job_file: Path | None = None
-    realize: Requested = "auto"
     allow_fault: bool = False  # one TaskManager kill to measure a recovery before any model exists
     pause_watch_s: float = 3.0  # pauses measured at the start for the recovery-settings proposal (0: none)
     job_recovery_settings: bool = True  # the proposal's job-level lines go with a restart retune
@@ -95,13 +101,7 @@ class SharedParts:
     client: FlinkRestClient
     metrics: TuneMetrics
     heartbeat: Heartbeat
-    stack_dir: Path
-    db: Path
-    rest_url: str | None
-    reporter_urls: list[str] | None
-    loop: LoopSettings
-    fit_timeout_s: float
-    realize: Requested
+    flags: TunerFlags
     reads: SharedReads | None = None
     fit_slots: FitSlots | None = None
 
@@ -140,12 +140,12 @@ def open_job(shared: SharedParts, wanted: JobWanted, display: TuneDisplay, resou
     record, retuner, pace_only = target.record, target.realizer, target.pace_only
     # A job chronos has no program of cannot be resubmitted: restart retunes off, its own interval stays.
     policy = wanted.policy.model_copy(update={"max_retunes_per_hour": 0}) if pace_only else wanted.policy
-    book = wiring.model_book(shared.db, record.spec.name, journal, policy.strategy,
-                             fit_timeout_s=shared.fit_timeout_s,
+    book = wiring.model_book(shared.flags.db, record.spec.name, journal, policy.strategy,
+                             fit_timeout_s=shared.flags.fit_timeout_s,
                              latency_rising=record.spec.commits_on_checkpoint, slots=shared.fit_slots)
     tuned = TunedJob(record.job_id, record.spec, record.settings)
     trigger = wiring.checkpoint_trigger(client)
-    choice = choose_realizer(shared.realize, lambda: trigger.offers_checkpoint_trigger(record.job_id))
+    choice = choose_realizer(shared.flags.realize, lambda: trigger.offers_checkpoint_trigger(record.job_id))
     if pace_only and not choice.paced:
         raise InvalidInput(f"job {record.job_id} has no job file here, so chronos can only pace its checkpoints, "
                            f"and not on this run: {choice.why}; adopt it (`{ADOPT_HINT.format(job_id=record.job_id)}`)"
@@ -159,28 +159,28 @@ def open_job(shared: SharedParts, wanted: JobWanted, display: TuneDisplay, resou
     resources.callback(pacer.wake)
     resources.callback(stop_pacing.set)
     if target.without_job_file:
-        collector = wiring.flink_metrics_collector(client, shared.stack_dir, record, policy.latency_window_s,
-                                                   policy.latency_p99_ms is not None, shared.reporter_urls,
+        collector = wiring.flink_metrics_collector(client, shared.flags.stack_dir, record, policy.latency_window_s,
+                                                   policy.latency_p99_ms is not None, shared.flags.reporter_urls,
                                                    cadence_ms=lambda: pacer.cadence_ms,
                                                    job_file_hint="--job-file" if wanted.flink_deployment else None,
                                                    reads=shared.reads)
     else:
-        collector = wiring.tune_collector(client, shared.stack_dir, record, policy.latency_window_s,
-                                          shared.reporter_urls, cadence_ms=lambda: pacer.cadence_ms,
+        collector = wiring.tune_collector(client, shared.flags.stack_dir, record, policy.latency_window_s,
+                                          shared.flags.reporter_urls, cadence_ms=lambda: pacer.cadence_ms,
                                           reads=shared.reads)
     resources.callback(collector.close)
     settings = job_settings()
     restarting = Restarting(retuner, settings, follow=pacer.follow)
     realization: JobRealization = Paced(pacer, restarting) if choice.paced else restarting
-    loop = TuneLoop(tuned, policy, collector, realization, journal, book, observers, shared.loop, probe=probe,
-                    recovery_settings=wiring.recovery_settings_in_force(client, shared.stack_dir, shared.rest_url))
+    loop = TuneLoop(tuned, policy, collector, realization, journal, book, observers, shared.flags.loop, probe=probe,
+                    recovery_settings=wiring.recovery_settings_in_force(client, shared.flags.stack_dir, shared.flags.rest_url))
     shared.metrics.set_targets(record.spec.name,
                                None if policy.latency_p99_ms is None else policy.latency_p99_ms / 1000,
                                policy.recovery_s)
     display.message(f"tuning {record.spec.name} ({record.job_id}) at {record.settings.interval_ms / 1000:g} s: "
                     + ("no latency target" if policy.latency_p99_ms is None else f"p99 <= {policy.latency_p99_ms:g} ms")
                     + f", recovery <= {policy.recovery_s:g} s, "
-                    f"strategy {policy.strategy}{', dry run' if shared.loop.dry_run else ''}")
+                    f"strategy {policy.strategy}{', dry run' if shared.flags.loop.dry_run else ''}")
     if target.said:
         display.message(target.said)
     observers.watching(tuned)
@@ -207,10 +207,7 @@ def tuning_session(request: TuneRequest) -> Iterator[tuple[TuneLoop, TuneDisplay
         heartbeat = Heartbeat(request.stall_after_s)
         display = TuneDisplay(err if not request.as_json else out, request.as_json)
         client = resources.enter_context(wiring.flink_client(request.stack_dir, request.rest_url, patient=True))
-        shared = SharedParts(journal=journal, client=client, metrics=metrics, heartbeat=heartbeat,
-                             stack_dir=request.stack_dir, db=request.db, rest_url=request.rest_url,
-                             reporter_urls=request.reporter_urls, loop=request.loop,
-                             fit_timeout_s=request.fit_timeout_s, realize=request.realize)
+        shared = SharedParts(journal=journal, client=client, metrics=metrics, heartbeat=heartbeat, flags=request)
         wanted = JobWanted(policy=request.policy, job=request.job, flink_deployment=request.flink_deployment,
                            namespace=request.namespace, job_file=request.job_file)
         asked: list[tuple[RecoveryProposal, FlinkSettings] | str | None] = []
@@ -270,10 +267,10 @@ def _target(shared: SharedParts, wanted: JobWanted) -> TuneTarget:
             f"{record.spec.name} ({record.job_id}) on FlinkDeployment {wanted.namespace}/{wanted.flink_deployment} "
             "has no job file here: chronos reads its input rate, lag and throughput from Flink's metrics; with one "
             "(--job-file) it could also read its end-to-end latency from its output topic, and profile it"))
-    known = job_to_tune(client, wiring.job_records(shared.stack_dir), journal, wanted.job,
-                        str(shared.stack_dir / "jobs"))
+    known = job_to_tune(client, wiring.job_records(shared.flags.stack_dir), journal, wanted.job,
+                        str(shared.flags.stack_dir / "jobs"))
     if known is not None:
-        return TuneTarget(known, wiring.retuner(client, shared.stack_dir, journal, known.io))
+        return TuneTarget(known, wiring.retuner(client, shared.flags.stack_dir, journal, known.io))
     assert wanted.job is not None  # only a job named can be one chronos has no record of
     record = unrecorded_job(client, wanted.job)
     return TuneTarget(record, NoProgram(), without_job_file=True, pace_only=True, said=(

@@ -79,12 +79,12 @@ class TuneMetrics:
                               job, registry=registry)
         self.collect_errors = Counter("chronos_collect_errors_total",
                                       "Readings in which a source could not be read (source: flink-rest, kafka, "
-                                      "reporter, latency, collector).", ("source",), registry=registry)
-        self.sources_out = Gauge("chronos_source_up", "1 while a source answers, 0 during an outage.", ("source",),
-                                 registry=registry)
+                                      "reporter, latency, collector).", ("job_name", "source"), registry=registry)
+        self.sources_out = Gauge("chronos_source_up", "1 while a source answers, 0 during an outage.",
+                                 ("job_name", "source"), registry=registry)
         self.fit_failures = Counter("chronos_model_fit_failures_total",
                                     "Model fits that failed (timed out, killed, raised); the models in use stayed.",
-                                    registry=registry)
+                                    job, registry=registry)
         self.realizer = Gauge("chronos_realizer_info", "1 for the way a decided interval reaches the job (realizer: "
                               "paced = chronos triggers its checkpoints, restart, kubernetes).",
                               ("job_name", "realizer"), registry=registry)
@@ -112,9 +112,6 @@ class TuneMetrics:
             ("job_name", "settings", "fault"), registry=registry)
         self.heartbeat = Gauge("chronos_loop_heartbeat_timestamp_seconds",
                                "When the tuning loop last completed a step (Unix time).", registry=registry)
-        for source in SOURCES:
-            self.collect_errors.labels(source)
-            self.sources_out.labels(source).set(1)
 
     def set_targets(self, name: str, latency_p99_s: float | None, recovery_s: float) -> None:
         """`latency_p99_s` None: no latency target, and no series for one (a dashboard draws none)."""
@@ -130,6 +127,10 @@ class TuneMetrics:
             self.retunes.labels(job, outcome)
         self.failures.labels(job)
         self.downtime.labels(job)
+        self.fit_failures.labels(job)
+        for source in SOURCES:
+            self.collect_errors.labels(job, source)
+            self.sources_out.labels(job, source).set(1)
 
     def observe(self, name: str, *, interval_s: float, p99_s: float | None, input_rate: float | None,
                 latency_violation_s: float, recovery_violation_s: float) -> None:
@@ -198,12 +199,12 @@ class TuneMetrics:
         if recovery_s is not None:
             self.recovery.labels(job).set(recovery_s)
 
-    def source_errors(self, sources: Iterable[str]) -> None:
+    def source_errors(self, name: str, sources: Iterable[str]) -> None:
         for source in sources:
-            self.collect_errors.labels(source).inc()
+            self.collect_errors.labels(job_label(name), source).inc()
 
-    def source_up(self, source: str, up: bool) -> None:
-        self.sources_out.labels(source).set(1 if up else 0)
+    def source_up(self, name: str, source: str, up: bool) -> None:
+        self.sources_out.labels(job_label(name), source).set(1 if up else 0)
 
 
 class Heartbeat:

@@ -3,7 +3,7 @@ numbers go to the exporter here, whatever the screen (a live panel, JSON lines, 
 
 from __future__ import annotations
 
-from chronos.metrics.exporter import Heartbeat, TuneMetrics
+from chronos.metrics.exporter import Heartbeat, TuneMetrics, job_label
 from chronos.optimizer.evaluate import JobModels
 from chronos.optimizer.policy import TunePolicy
 from chronos.optimizer.recovery_proposal import RecoveryProposal
@@ -47,7 +47,7 @@ class MetricsObserver:
     # -- TuneObserver --------------------------------------------------------------------------------
     def reading(self, job: TunedJob, reading: LiveReading, policy: TunePolicy, latency_violation_s: float,
                 recovery_violation_s: float) -> None:
-        self._metrics.source_errors(f.source for f in reading.failures if f.attempted)
+        self._metrics.source_errors(job.spec.name, (f.source for f in reading.failures if f.attempted))
         self._metrics.observe(job.spec.name, interval_s=job.effective_ms / 1000,
                               p99_s=None if reading.p99_ms is None else reading.p99_ms / 1000,
                               input_rate=reading.input_rate, latency_violation_s=latency_violation_s,
@@ -71,10 +71,10 @@ class MetricsObserver:
         return None
 
     def outage(self, job: TunedJob, event: OutageEvent) -> None:
-        self._metrics.source_up(event.source, event.kind == "ended")
+        self._metrics.source_up(job.spec.name, event.source, event.kind == "ended")
 
     def fit_failed(self, job: TunedJob, error: str) -> None:
-        self._metrics.fit_failures.inc()
+        self._metrics.fit_failures.labels(job_label(job.spec.name)).inc()
 
     def stepped(self, wall_ms: int) -> None:
         self._metrics.heartbeat.set(wall_ms / 1000)

@@ -168,10 +168,9 @@ class Controller:
                     slot.skipped += 1
                     self._skipped += 1
                     continue
-                self._lateness.append(now - due)
                 self._steps += 1
                 slot.busy = True
-                pool.submit(self._turn, name, slot)
+                pool.submit(self._turn, name, slot, due)
 
     def _wait(self, end: float | None) -> None:
         with self._lock:
@@ -186,8 +185,12 @@ class Controller:
         self._seq += 1
         heapq.heappush(self._due, (at, self._seq, name))
 
-    def _turn(self, name: str, slot: _Slot) -> None:
-        """One job's turn, on a worker: its start first, then a step; nothing it raises leaves here."""
+    def _turn(self, name: str, slot: _Slot, due: float) -> None:
+        """One job's turn, on a worker: its start first, then a step; nothing it raises leaves here. Its lateness is
+        counted from when it was due to when a worker began it (a full pool delays it as much as the schedule)."""
+        late = self.clock() - due
+        with self._lock:
+            self._lateness.append(late)
         member = slot.member
         if not slot.started:
             try:

@@ -17,7 +17,7 @@ from chronos.flink.distribution import find_distribution
 from chronos.flink.rest import FlinkRestClient
 from chronos.flink.submit import RestSubmitter
 from chronos.jobs.job_file import load_job_file
-from chronos.jobs.shipped import shipped
+from chronos.jobs.shipped import own_copy
 from chronos.jobs.topics import ensure_topics
 from chronos.metrics.exporter import job_label
 from chronos.model import CheckpointSettings
@@ -32,17 +32,7 @@ RATE = 150  # events/s per job: three SQL jobs and their loads beside the suite'
 
 def zones_file(tmp_path: Path, tag: str) -> Path:
     """The shipped zones job with topics, group and name of its own, on one slot."""
-    source = shipped("speeding_zones.yaml")
-    data = yaml.safe_load(source.read_text())
-    data["name"] += f"-{tag}"
-    data["parallelism"] = 1
-    data["program"]["sql"] = str(source.with_name(data["program"]["sql"]))
-    data["program"]["vars"] = {k: f"{v}-{tag}" for k, v in data["program"]["vars"].items()}
-    data["io"]["input-topic"] += f"-{tag}"
-    data["io"]["output-topic"] += f"-{tag}"
-    path = tmp_path / f"zones-{tag}.yaml"
-    path.write_text(yaml.safe_dump(data))
-    return path
+    return own_copy("speeding_zones.yaml", tmp_path, tag, parallelism=1)
 
 
 def jobs_file(path: Path, jobs: dict[str, str]) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from chronos.tune.controller import Controller, ControllerSettings
@@ -71,6 +73,23 @@ def run_for(controller: Controller, seconds: float) -> None:
     controller.run(threading.Event(), seconds)
 
 
+@contextmanager
+def running(*jobs: FakeJob, workers: int = 2) -> Iterator[tuple[Controller, Events]]:
+    """A controller stepping `jobs` in a thread while the block runs; stopped (and waited for) after it."""
+    events = Events()
+    controller = Controller(ControllerSettings(step_every_s=EVERY_S, workers=workers), events)
+    for job in jobs:
+        controller.add(job)
+    stop = threading.Event()
+    worker = threading.Thread(target=controller.run, args=(stop, 10.0))
+    worker.start()
+    try:
+        yield controller, events
+    finally:
+        stop.set()
+        worker.join(5)
+
+
 def test_every_job_steps_on_its_turn_started_once_and_closed_at_the_end() -> None:
     events = Events()
     controller = Controller(ControllerSettings(step_every_s=EVERY_S, workers=4), events)
@@ -119,67 +138,44 @@ def test_a_step_that_raises_is_said_with_the_job_and_the_job_steps_on() -> None:
 
 
 def test_a_job_that_ended_from_outside_is_let_go_and_said_the_rest_go_on() -> None:
-    events = Events()
-    controller = Controller(ControllerSettings(step_every_s=EVERY_S, workers=2), events)
     gone, stays = FakeJob("gone", ends_after=3), FakeJob("stays")
-    controller.add(gone)
-    controller.add(stays)
-    stop = threading.Event()
-    worker = threading.Thread(target=controller.run, args=(stop, 2.0))
-    worker.start()
-    time.sleep(0.4)
-    assert controller.names() == ("stays",)
-    assert gone.steps == 3 and gone.closed == 1
-    assert events.leaves == [("gone", "job j is CANCELED, not by chronos")]
-    before = stays.steps
-    time.sleep(0.2)
-    assert stays.steps > before
-    stop.set()
-    worker.join(5)
+    with running(gone, stays) as (controller, events):
+        time.sleep(0.4)
+        assert controller.names() == ("stays",)
+        assert gone.steps == 3 and gone.closed == 1
+        assert events.leaves == [("gone", "job j is CANCELED, not by chronos")]
+        before = stays.steps
+        time.sleep(0.2)
+        assert stays.steps > before
     assert stays.closed == 1 and gone.closed == 1
 
 
 def test_jobs_added_and_removed_while_running_leave_the_others_untouched() -> None:
-    events = Events()
-    controller = Controller(ControllerSettings(step_every_s=EVERY_S, workers=2), events)
     first, removed, added = FakeJob("first"), FakeJob("removed"), FakeJob("added")
-    controller.add(first)
-    controller.add(removed)
-    stop = threading.Event()
-    worker = threading.Thread(target=controller.run, args=(stop, 3.0))
-    worker.start()
-    time.sleep(0.2)
-    controller.remove("removed", "no longer in the jobs file")
-    controller.add(added)
-    time.sleep(0.3)
-    assert controller.names() == ("first", "added")
-    assert removed.closed == 1 and ("removed", "no longer in the jobs file") in events.leaves
-    steps_removed = removed.steps
-    time.sleep(0.2)
-    assert removed.steps == steps_removed  # not stepped after it left
-    assert first.started == 1 and first.closed == 0  # the others: not restarted, not closed
-    assert added.steps >= 3
-    stop.set()
-    worker.join(5)
+    with running(first, removed) as (controller, events):
+        time.sleep(0.2)
+        controller.remove("removed", "no longer in the jobs file")
+        controller.add(added)
+        time.sleep(0.3)
+        assert controller.names() == ("first", "added")
+        assert removed.closed == 1 and ("removed", "no longer in the jobs file") in events.leaves
+        steps_removed = removed.steps
+        time.sleep(0.2)
+        assert removed.steps == steps_removed  # not stepped after it left
+        assert first.started == 1 and first.closed == 0  # the others: not restarted, not closed
+        assert added.steps >= 3
 
 
 def test_removing_a_job_mid_step_closes_it_once_that_step_is_done() -> None:
-    events = Events()
-    controller = Controller(ControllerSettings(step_every_s=EVERY_S, workers=2), events)
     release = threading.Event()
     busy = FakeJob("busy", hang=release)
-    controller.add(busy)
-    stop = threading.Event()
-    worker = threading.Thread(target=controller.run, args=(stop, 3.0))
-    worker.start()
-    time.sleep(0.1)
-    controller.remove("busy", "removed")
-    assert busy.closed == 0  # its step still runs: never closed under it
-    release.set()
-    time.sleep(0.2)
-    assert busy.closed == 1 and events.leaves == [("busy", "removed")]
-    stop.set()
-    worker.join(5)
+    with running(busy) as (controller, events):
+        time.sleep(0.1)
+        controller.remove("busy", "removed")
+        assert busy.closed == 0  # its step still runs: never closed under it
+        release.set()
+        time.sleep(0.2)
+        assert busy.closed == 1 and events.leaves == [("busy", "removed")]
     assert busy.closed == 1
 
 

@@ -99,16 +99,21 @@ def test_healthz_is_ok_while_the_loop_steps_and_503_once_it_stalls() -> None:
         server.close()
 
 
-def test_source_errors_are_counted_per_source_and_outages_shown_as_up_or_down() -> None:
+def test_source_errors_are_counted_per_job_and_source_and_outages_shown_as_up_or_down() -> None:
     registry = CollectorRegistry()
     metrics = TuneMetrics(registry)
-    assert registry.get_sample_value("chronos_collect_errors_total", {"source": "kafka"}) == 0
-    metrics.source_errors(["kafka", "kafka", "flink-rest"])
-    metrics.source_up("kafka", False)
-    assert registry.get_sample_value("chronos_collect_errors_total", {"source": "kafka"}) == 2
-    assert registry.get_sample_value("chronos_collect_errors_total", {"source": "flink-rest"}) == 1
-    assert registry.get_sample_value("chronos_source_up", {"source": "kafka"}) == 0
-    assert registry.get_sample_value("chronos_source_up", {"source": "reporter"}) == 1
+    metrics.set_targets("fleet", 1.0, 60.0)
+    metrics.set_targets("orders", None, 60.0)
+    assert registry.get_sample_value("chronos_collect_errors_total", {"job_name": "fleet", "source": "kafka"}) == 0
+    metrics.source_errors("fleet", ["kafka", "kafka", "flink-rest"])
+    metrics.source_up("fleet", "kafka", False)
+    assert registry.get_sample_value("chronos_collect_errors_total", {"job_name": "fleet", "source": "kafka"}) == 2
+    assert registry.get_sample_value("chronos_collect_errors_total", {"job_name": "fleet", "source": "flink-rest"}) == 1
+    assert registry.get_sample_value("chronos_source_up", {"job_name": "fleet", "source": "kafka"}) == 0
+    assert registry.get_sample_value("chronos_source_up", {"job_name": "fleet", "source": "reporter"}) == 1
+    # one job's outage is its own: the other job of the same controller reads on
+    assert registry.get_sample_value("chronos_source_up", {"job_name": "orders", "source": "kafka"}) == 1
+    assert registry.get_sample_value("chronos_collect_errors_total", {"job_name": "orders", "source": "kafka"}) == 0
 
 
 def test_pacing_figures_and_the_realizer_in_force_are_exported() -> None:
@@ -178,6 +183,6 @@ def test_the_metrics_are_an_observer_of_their_own_so_no_screen_stands_between_th
     assert value("chronos_checkpoint_triggers_total", {"job_name": "fleet", "outcome": "completed"}) == 1
     assert value("chronos_failures_total", {"job_name": "fleet"}) == 1
     assert value("chronos_recovery_seconds", {"job_name": "fleet"}) == 31
-    assert value("chronos_source_up", {"source": "kafka"}) == 0
+    assert value("chronos_source_up", {"job_name": "fleet", "source": "kafka"}) == 0
     assert value("chronos_loop_heartbeat_timestamp_seconds") == 1_796_000_000
     assert heartbeat.healthy()

@@ -27,3 +27,25 @@ def program(name: str) -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def own_copy(relative: str, directory: Path, tag: str, parallelism: int | None = None) -> Path:
+    """A shipped SQL job's file with a name, topics, consumer group and transactional ids of its own (each suffixed
+    `-tag`), its SQL by absolute path, written into `directory`: several instances of one shipped job on one broker
+    and cluster, as a user runs them (and the many-job tests and bench do)."""
+    import yaml
+
+    source = shipped(relative)
+    data = yaml.safe_load(source.read_text())
+    data["name"] += f"-{tag}"
+    if parallelism is not None:
+        data["parallelism"] = parallelism
+    data["program"]["sql"] = str(source.with_name(data["program"]["sql"]))
+    data["program"]["vars"] = {k: f"{v}-{tag}" for k, v in data["program"]["vars"].items()}
+    io = data["io"]
+    io["input-topic"] = [f"{t}-{tag}" for t in io["input-topic"]] if isinstance(io["input-topic"], list) \
+        else f"{io['input-topic']}-{tag}"
+    io["output-topic"] += f"-{tag}"
+    path = directory / f"{source.stem}-{tag}.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
