@@ -10,7 +10,7 @@ three real jobs tuned by one process for ten minutes.
    (user + sys, over the run), its peak RSS, and how late the steps started against their turn.
 2. real: a fresh local stack running the demo job, the zones job and the shop job (and a fourth, a zones job chronos
    has no record of), all tuned by one `chronos tune --jobs` for --real-minutes, against a synthetic profile each
-   (chronos.benchmarks.synthetic_profile: the tuner is measured here, not the models). At 25 % of the run the zones
+   (chronos.profiler.synthetic: the tuner is measured here, not the models). At 25 % of the run the zones
    job's load steps from 150 to 600 events/s for 40 % of it; at 50 % the fourth job is cancelled from outside.
    Reported: each job's cadence changes before and after the step, the cancelled job's `left` line, the tuner's
    CPU and RSS (psutil, every 5 s), and exactly-once for the three (the demo job's counted vehicles, the zones job's
@@ -165,7 +165,6 @@ def zones_delivery(bootstrap: str, input_topic: str, output_topic: str) -> dict[
 
 
 def real(minutes: float) -> dict[str, Any]:
-    from chronos.benchmarks.synthetic_profile import write_profile
     from chronos.flink.distribution import find_distribution
     from chronos.flink.rest import FlinkRestClient
     from chronos.flink.submit import RestSubmitter
@@ -178,6 +177,7 @@ def real(minutes: float) -> dict[str, Any]:
     from chronos.jobs.shop_delivery import check_delivery, expected_paid, read_committed
     from chronos.jobs.topics import ensure_topics
     from chronos.model import CheckpointSettings
+    from chronos.profiler.synthetic import write_profile
     from chronos.rates import ConstantRate
     from chronos.stack.local_stack import StackOptions, down, up
     from chronos.stack.locations import default_cache_dir

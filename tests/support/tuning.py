@@ -12,9 +12,9 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from chronos.benchmarks.synthetic_profile import DRAIN_RATE, PROFILED_RATES, profile_recovery, write_profile
 from chronos.flink.rest import FlinkRestClient
 from chronos.jobs.bounded_input import ExperimentInput
+from chronos.profiler.synthetic import DRAIN_RATE, PROFILED_RATES, profile_recovery, write_profile
 from chronos.stack.job_records import JobRecordStore
 from chronos.stack.state import StackState
 from tests.support.cli import chronos, submit_demo
@@ -29,7 +29,7 @@ FAST = ["--startup-grace", "15s", "--decide-every", "5s", "--collect-every", "2s
         "--cooldown", "10min", "--realize", "restart"]
 
 
-# The synthetic profile (chronos.benchmarks.synthetic_profile) drains 250 records/s: a tenth or less of what the
+# The synthetic profile (chronos.profiler.synthetic) drains 250 records/s: a tenth or less of what the
 # optimizer tests' truth says, so that a few hundred events/s make the recovery target bind. The demo job's capacity
 # is ~1,100 events/s on two busy cores: a load step to 6,000/s (the same test at the optimizer tests' rate) kept it
 # saturated, and its backlog drained long after the load stopped, on the CPU the suite's other worker needed.

@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from chronos.cli.fleet_session import DiscoveredTargets
 from chronos.errors import StackError
 from chronos.tune.discovery import discovered, operator_rest_url
 from chronos.tune.job_targets import changes
+from chronos.tune.target_sources import DiscoveredTargets
 from tests.support.clocks import Clock
 from tests.support.fake_operator import FakeOperator
 
