@@ -335,6 +335,9 @@ def _summary(events: list[dict[str, Any]], samples: list[tuple[float, float, flo
             "actions": dict(Counter(e.get("action") for e in decisions)),
             "left": next((e for e in events if e["event"] == "left" and e.get("job_name") == name), None),
             "troubles": [e["text"] for e in events if e["event"] == "trouble" and e.get("job_name") == name][:5],
+            # what it said besides its readings, in order (decisions, cadence changes, retunes, messages)
+            "said": [f"{e['t']:.0f} s {e['event']}: {e.get('text', '')}"[:300] for e in mine
+                     if e["event"] != "reading" and (e["event"] != "decision" or e.get("action") != "keep")],
         }
     cpu = [(t, c) for t, c, _ in samples]
     per_minute = []

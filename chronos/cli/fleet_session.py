@@ -175,10 +175,11 @@ class _Fleet:
         self._say("joined", name, f"[{name}] taken up")
 
     def left(self, name: str, why: str) -> None:
-        for tally in reversed(self.tallies):
-            if tally.name == name and tally.left is None:
-                tally.left = why
-                break
+        with self.lock:  # jobs are closed side by side when the controller stops
+            for tally in reversed(self.tallies):
+                if tally.name == name and tally.left is None:
+                    tally.left = why
+                    break
         self._say("left", name, f"[{name}] let go: {why}", why=why)
 
     def trouble(self, name: str, error: str) -> None:

@@ -37,7 +37,9 @@ class OutputRecord:
             return None  # anyone can write to the topic: what is not an output record is skipped
 
 
-def committed_consumer(bootstrap: str, topic: str, from_beginning: bool) -> Any:
+def committed_consumer(bootstrap: str, topic: str, from_beginning: bool, idle_fetch_ms: int = 500) -> Any:
+    """`idle_fetch_ms`: how long the broker holds a fetch that finds nothing new (it answers at once when there is):
+    a watcher that runs for weeks raises it, and asks the broker (and wakes its own network thread) less often."""
     from kafka import KafkaConsumer
     from kafka.errors import KafkaError
 
@@ -49,7 +51,7 @@ def committed_consumer(bootstrap: str, topic: str, from_beginning: bool) -> Any:
             group_id=None, request_timeout_ms=30000, consumer_timeout_ms=1000,
             # kafka-python checks CRC32C in pure Python: most of an observer's CPU. The records come over
             # TCP (checksummed) from a broker that verified them on append.
-            check_crcs=False,
+            check_crcs=False, fetch_max_wait_ms=idle_fetch_ms,
         )
     except (KafkaError, OSError, ValueError) as exc:
         raise KafkaUnavailable(f"cannot reach Kafka at {bootstrap} ({type(exc).__name__})") from exc
