@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from chronos.metrics.views import INTERNALS, QOS
+from chronos.metrics.views import DASHBOARDS, INTERNALS, QOS
 from chronos.report.from_store import StoreViews
 from chronos.tune.journal import DecisionRecord, LiveRecovery, TuneJournal
 from tests.support.cli import assert_one_line_error, chronos
@@ -61,7 +61,7 @@ def test_the_report_command_draws_every_dashboard_and_view(tmp_path: Path) -> No
     assert report["job"] == "fleet"
     files = [Path(f) for f in report["files"]]
     assert (tmp_path / "report" / "chronos-qos.png") in files and (tmp_path / "report" / "chronos-internals.png") in files
-    assert len(files) == 2 + len(QOS.views) + len(INTERNALS.views)
+    assert len(files) == len(DASHBOARDS) + sum(len(d.views) for d in DASHBOARDS)
     assert all(f.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and f.stat().st_size > 5_000 for f in files)
     assert any(e.startswith("checkpoint-duration") for e in report["empty"])
 
