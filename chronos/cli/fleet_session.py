@@ -154,7 +154,7 @@ class _Fleet:
             self.flink_names[flink_name] = job.name
         job.tally.flink_name = flink_name
         resources.callback(self._forget_name, flink_name, job.name)
-        return TunedMember(job.name, opened.loop, lambda job_id: client.job(job_id).state, lambda: None)
+        return TunedMember(job.name, opened.loop, lambda job_id: client.job(job_id).state)
 
     def _forget_name(self, flink_name: str, name: str) -> None:
         with self.lock:

@@ -8,7 +8,6 @@ of chronos's own is still to be finished (its stop-with-savepoint leaves the old
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -25,13 +24,12 @@ class JobState(Protocol):
 
 @dataclass
 class TunedMember:
-    """`chronos.tune.controller.Member` over a TuneLoop; `close` stops what the job's tuning started (its pacer,
-    its collector), in reverse."""
+    """`chronos.tune.controller.Member` over a TuneLoop; what the job's tuning started (its pacer, its collector) is
+    closed by whoever built it."""
 
     name: str
     loop: TuneLoop
     job_state: JobState
-    closing: Callable[[], None]
 
     def start(self) -> None:
         self.loop.start()
@@ -53,7 +51,4 @@ class TunedMember:
         return f"job {job_id} is {state}, not by chronos: let go (its entries stay in the journal)"
 
     def close(self) -> None:
-        try:
-            self.loop.finish()
-        finally:
-            self.closing()
+        self.loop.finish()
