@@ -17,6 +17,7 @@ synchronous httpx).
 from __future__ import annotations
 
 import contextvars
+import ssl
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -26,6 +27,7 @@ from typing import Any
 import httpcore
 import httpx
 
+from chronos.connection_security import RestSecurity
 from chronos.errors import InvalidInput
 from chronos.input_files import load_json
 
@@ -97,10 +99,10 @@ class _DeadlineBackend(httpcore.NetworkBackend):
 class DeadlineTransport(httpx.HTTPTransport):
     """httpx's own transport with its connection pool built on the deadline backend."""
 
-    def __init__(self, verify: bool = True) -> None:
+    def __init__(self, verify: bool | ssl.SSLContext = True) -> None:
         super().__init__(verify=verify, trust_env=False)
-        self._pool = httpcore.ConnectionPool(ssl_context=httpx.create_ssl_context(verify=verify, trust_env=False),
-                                             network_backend=_DeadlineBackend())
+        context = verify if isinstance(verify, ssl.SSLContext) else httpx.create_ssl_context(verify=verify, trust_env=False)
+        self._pool = httpcore.ConnectionPool(ssl_context=context, network_backend=_DeadlineBackend())
 
 
 @dataclass(frozen=True)
@@ -133,16 +135,35 @@ def deadline(seconds: float) -> Iterator[None]:
         _deadline.reset(token)
 
 
+class TlsSettingsUnreadable(InvalidInput):
+    """A CA file, client certificate or key given for a REST API that cannot be read or used."""
+
+
+def rest_tls(security: RestSecurity | None) -> tuple[bool | ssl.SSLContext, dict[str, str]]:
+    """What a client of a REST API with `security` verifies with and sends: the TLS context (the CA to trust, the
+    client certificate to present) and the Authorization header, secrets read now; one line when a file is unusable."""
+    if security is None or security.empty:
+        return True, {}
+    try:
+        return security.ssl_context(), security.headers()
+    except (OSError, ssl.SSLError) as exc:
+        files = ", ".join(f for f in (security.ca_file, security.cert_file, security.key_file) if f)
+        reason = getattr(exc, "strerror", None) or getattr(exc, "reason", None) or type(exc).__name__
+        raise TlsSettingsUnreadable(f"cannot use the REST API's TLS files ({files}): {reason}") from None
+
+
 class BoundedClient:
     """An httpx client whose every exchange is bounded (deadline, size); the reply comes back whole."""
 
     def __init__(self, base_url: str = "", deadline_s: float = DEADLINE_S, max_bytes: int = MAX_REPLY_BYTES,
-                 transport: httpx.BaseTransport | None = None, verify: bool = True) -> None:
+                 transport: httpx.BaseTransport | None = None, verify: bool = True,
+                 security: RestSecurity | None = None) -> None:
         self.deadline_s = deadline_s
         self.max_bytes = max_bytes
+        context, auth = rest_tls(security)
         self._http = httpx.Client(base_url=base_url, timeout=deadline_s, trust_env=False,
-                                  transport=transport or DeadlineTransport(verify=verify),
-                                  headers={"Accept-Encoding": "identity"})  # nothing to inflate past the cap
+                                  transport=transport or DeadlineTransport(verify=context if security else verify),
+                                  headers={"Accept-Encoding": "identity", **auth})  # nothing to inflate past the cap
 
     def close(self) -> None:
         self._http.close()
@@ -176,7 +197,7 @@ class BoundedClient:
         return self.request("GET", url, **kwargs)
 
 
-def get(url: str, deadline_s: float = 5.0, **kwargs: Any) -> Reply:
+def get(url: str, deadline_s: float = 5.0, security: RestSecurity | None = None, **kwargs: Any) -> Reply:
     """One bounded GET with a client of its own (a readiness probe, a scrape)."""
-    with BoundedClient(deadline_s=deadline_s) as client:
+    with BoundedClient(deadline_s=deadline_s, security=security) as client:
         return client.get(url, **kwargs)

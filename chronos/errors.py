@@ -63,6 +63,14 @@ def redact(text: str) -> str:
     return _CREDENTIALS.sub(r"\1***@", text)
 
 
+def scrub(text: str, secrets: Sequence[str]) -> str:
+    """`text` with every secret in it replaced by `***`: a library's message about a secured client (a refused login,
+    a bad key) is said to the user, and no library promises to leave its credentials out of one."""
+    for secret in sorted((s for s in secrets if len(s) >= 3), key=len, reverse=True):
+        text = text.replace(secret, "***")
+    return text
+
+
 def is_job_id(text: str) -> bool:
     """A Flink job id (32 lower-case hex digits): only such ids become file names or URL paths."""
     return isinstance(text, str) and _JOB_ID.fullmatch(text) is not None  # fullmatch: `$` lets a trailing newline by

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from chronos.connection_security import PLAINTEXT, KafkaSecurity
 from chronos.errors import InvalidInput
 
 _DURATION = re.compile(r"^\s*(\d{1,12}(?:\.\d{1,9})?)\s*(ms|s|sec|min|m|h)?\s*$")
@@ -173,6 +174,7 @@ class JobIO:
     latency_query: str = ""  # promql: a query whose first sample is the p99 in seconds
     prometheus_url: str = ""
     more_input_topics: tuple[str, ...] = ()  # a job reading several topics: the others (their rates add up)
+    kafka: KafkaSecurity = PLAINTEXT  # how chronos's clients log in to its broker (references to secrets only)
 
     @property
     def input_topics(self) -> tuple[str, ...]:

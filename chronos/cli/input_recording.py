@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from rich.console import Console
 
+from chronos.connection_security import KafkaSecurity
 from chronos.errors import InvalidInput
 from chronos.profiler.input_sample import InputSample
 from chronos.rates import TraceRate
@@ -18,9 +19,11 @@ def record_workload(state: StackState, record: JobRecord, window_s: float, conso
     from chronos.cli import wiring
     from chronos.profiler.workload import record_trace
 
-    topics = job_io(record).input_topics
+    io = job_io(record)
+    topics = io.input_topics
     topic = ", ".join(topics)
-    reader = wiring.topic_end_offsets(state.bootstrap, topics)
+    reader = wiring.topic_end_offsets(state.bootstrap, topics, io.kafka if io.bootstrap == state.bootstrap
+                                      else state.kafka_client)
     try:
         with console.status(f"recording the workload of {topic} for {window_s:g} s") as status:
             trace = record_trace(reader, window_s, every_s=min(5.0, window_s),
@@ -33,13 +36,14 @@ def record_workload(state: StackState, record: JobRecord, window_s: float, conso
     return trace
 
 
-def record_input(state: StackState, topics: tuple[str, ...], window_s: float, seed: int, console: Console) -> InputSample:
+def record_input(state: StackState, topics: tuple[str, ...], window_s: float, seed: int, console: Console,
+                 kafka: KafkaSecurity) -> InputSample:
     """A sample of the live input topics' records over `window_s` (read-only, group-less) with their rate."""
     from chronos.cli import wiring
     from chronos.profiler.input_sample import record_sample
 
     names = ", ".join(topics)
-    reader = wiring.topic_recorder(state.bootstrap, topics)
+    reader = wiring.topic_recorder(state.bootstrap, topics, kafka)
     try:
         with console.status(f"recording the input of {names} for {window_s:g} s") as status:
             return record_sample(reader, topics, window_s, every_s=min(5.0, window_s), seed=seed,

@@ -15,6 +15,7 @@ from rich.table import Table
 from chronos.cli.common import AsJson, Bootstrap, RestUrl, StackDir, out
 from chronos.cli.common import print_json as _print_json
 from chronos.cli.common import stack_dir_of as _stack_dir
+from chronos.connection_security import KafkaSecurity
 from chronos.errors import FlinkRequestFailed, InvalidInput
 from chronos.model import CheckpointSettings, JobIO, JobSpec, format_interval, parse_interval_ms
 
@@ -42,20 +43,22 @@ BUILTIN_JOB_FILES = {"zones": "speeding_zones.yaml"}
 
 
 def _job_from(job: str, file: Path | None, bootstrap: str, parallelism: int, window: int,
-              python_udf: bool) -> tuple[JobSpec, JobIO]:
-    """The spec and I/O of a built-in job (demo, zones) or of a user's job file."""
+              python_udf: bool, kafka: KafkaSecurity) -> tuple[JobSpec, JobIO]:
+    """The spec and I/O of a built-in job (demo, zones) or of a user's job file; `kafka`: how chronos logs in to
+    `bootstrap` unless a job file says."""
     from chronos.jobs.demo import DemoSettings, demo_spec
     from chronos.jobs.job_file import load_job_file
 
     if file is not None:
-        return load_job_file(file, {"bootstrap": bootstrap})
+        return load_job_file(file, {"bootstrap": bootstrap}, kafka=kafka)
     if job == "demo":
-        demo = DemoSettings(bootstrap=bootstrap, parallelism=parallelism, window_s=window, python_udf=python_udf)
-        return demo_spec(demo), JobIO(bootstrap, demo.input_topic, demo.output_topic)
+        demo = DemoSettings(bootstrap=bootstrap, parallelism=parallelism, window_s=window, python_udf=python_udf,
+                            kafka=kafka)
+        return demo_spec(demo), JobIO(bootstrap, demo.input_topic, demo.output_topic, kafka=kafka)
     if job in BUILTIN_JOB_FILES:
         from chronos.jobs.shipped import shipped
 
-        spec, io = load_job_file(shipped(BUILTIN_JOB_FILES[job]), {"bootstrap": bootstrap})
+        spec, io = load_job_file(shipped(BUILTIN_JOB_FILES[job]), {"bootstrap": bootstrap}, kafka=kafka)
         return replace(spec, parallelism=parallelism), io
     raise InvalidInput(f"unknown job {job!r}: chronos knows 'demo' and 'zones'; describe your own with --file")
 
@@ -91,9 +94,10 @@ def job_submit(
         raise InvalidInput(f"unknown job {job!r}: chronos knows 'demo' and 'zones'; describe your own with --file")
     sd = _stack_dir(stack_dir)
     state = wiring.require_stack(sd)
-    spec, io = _job_from(job, file, bootstrap or state.bootstrap, parallelism, window, python_udf)
+    servers = bootstrap or state.bootstrap
+    spec, io = _job_from(job, file, servers, parallelism, window, python_udf, wiring.kafka_security(sd, servers))
     if create_topics:
-        ensure_topics(io.bootstrap, [*io.input_topics, io.output_topic], partitions=2)
+        ensure_topics(io.bootstrap, [*io.input_topics, io.output_topic], partitions=2, security=io.kafka)
     with wiring.flink_client(sd, rest_url) as client:
         start = time.monotonic()
         job_id = wiring.submitter(_path_option(path), client, sd).submit(spec, settings, from_savepoint)
@@ -127,7 +131,8 @@ def job_adopt(
         detail = client.job(job_id)
         if detail.state != "RUNNING":
             raise InvalidInput(f"job {job_id} is {detail.state}; only a running job can be adopted")
-        spec, io = load_job_file(file, {"bootstrap": bootstrap or wiring.bootstrap(sd, None)})
+        servers = bootstrap or wiring.bootstrap(sd, None)
+        spec, io = load_job_file(file, {"bootstrap": servers}, kafka=wiring.kafka_security(sd, servers))
         if detail.name != spec.name:
             raise InvalidInput(f"job {job_id} is named {detail.name!r} but the job file says {spec.name!r}")
         interval = client.checkpoint_config(job_id).interval

@@ -98,10 +98,11 @@ def load_run(
 
     with graceful_stop(second_aborts=False, abort_after_s=FLUSH_WITHIN_S) as stop:
         if workers > 1:
-            plan = LoadPlan(servers, topic, shape, vehicles, seed, run_id, end, count, workers)
+            plan = LoadPlan(servers, topic, shape, vehicles, seed, run_id, end, count, workers,
+                            security=wiring.kafka_security(sd, servers))
             report = run_parallel_load(plan, on_progress=progress, should_stop=stop.is_set, close_windows=close_windows)
         else:
-            sink = wiring.event_sink(servers, topic)
+            sink = wiring.event_sink(servers, topic, wiring.kafka_security(sd, servers))
             try:
                 report = run_load(sink, VehicleFleet(vehicles, seed=seed, run_id=run_id), shape, duration_s=end,
                                   max_events=count, on_progress=progress, should_stop=stop.is_set,
@@ -158,7 +159,8 @@ def load_shop(
         report = run_shop(servers, shape, customers=customers, seed=seed,
                           topics=ShopTopics(orders_topic, payments_topic),
                           duration_s=duration if duration is not None else (None if count is not None else float("inf")),
-                          max_events=count, should_stop=stop.is_set, on_progress=progress)
+                          max_events=count, should_stop=stop.is_set, on_progress=progress,
+                          security=wiring.kafka_security(sd, servers))
     per_topic = ", ".join(f"{n:,} to {topic}" for topic, n in report.per_vehicle)
     out.print(f"sent {report.sent:,} records in {report.elapsed_s:.1f} s ({per_topic}): "
               f"{report.achieved_rate:,.0f} records/s achieved")

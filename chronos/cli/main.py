@@ -14,6 +14,7 @@ import typer
 from rich.table import Table
 from typer.core import TyperGroup
 
+from chronos.cli import connections
 from chronos.cli.chaos_commands import chaos_app
 from chronos.cli.common import AsJson, RestUrl, StackDir, err, out
 from chronos.cli.common import print_json as _print_json
@@ -128,10 +129,29 @@ def _root(
                                         help="On an unexpected error, print the traceback too.")] = False,
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
                                           help="Print chronos's version and exit.")] = False,
+    rest_ca_file: Annotated[str | None, typer.Option(
+        envvar=connections.REST_CA_ENV, help="A --rest-url's CA (PEM) \\[default: the system's CAs].")] = None,
+    rest_cert_file: Annotated[str | None, typer.Option(
+        envvar=connections.REST_CERT_ENV, help="Client certificate (PEM) for a REST API asking one (mutual TLS).")] = None,
+    rest_key_file: Annotated[str | None, typer.Option(envvar=connections.REST_KEY_ENV, help="Its key (PEM).")] = None,
+    rest_auth: Annotated[str | None, typer.Option(
+        envvar=connections.REST_AUTH_ENV, help="Authorization header for a REST API behind a proxy: "
+                                               "bearer:${env:NAME} or basic:${file:/path} (user:password).")] = None,
+    kafka_security: Annotated[str | None, typer.Option(
+        envvar=connections.KAFKA_SECURITY_ENV, help="YAML file with a secured broker's client settings (a job file's "
+                                                    "io.kafka fields) \\[default: the job file's, else the stack's].")] = None,
 ) -> None:
-    """chronos: keeps a Flink job's checkpoint interval right for its QoS targets."""
+    """chronos: keeps a Flink job's checkpoint interval right for its QoS targets.
+
+    Secrets are given by reference only (${env:NAME}, ${file:/path}) and never written or said.
+    """
     if debug:
         os.environ[DEBUG_ENV] = "1"  # read by main() after the command has failed
+    connections.remember({connections.REST_CA_ENV: rest_ca_file, connections.REST_CERT_ENV: rest_cert_file,
+                          connections.REST_KEY_ENV: rest_key_file, connections.REST_AUTH_ENV: rest_auth,
+                          connections.KAFKA_SECURITY_ENV: kafka_security})
+    connections.rest_security(os.environ)  # refused here, in one line, before any command starts
+    connections.kafka_security(os.environ)
 
 
 def _say_error(message: str) -> None:

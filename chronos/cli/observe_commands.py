@@ -40,6 +40,7 @@ def observe_run(
         raise InvalidInput("--window must be positive")
     sd = _stack_dir(stack_dir)
     timestamp_field = "max_created_ms"
+    kafka = None
     if job is not None:
         record = wiring.job_records(sd).get(job)
         if record is None:
@@ -47,6 +48,7 @@ def observe_run(
         io = job_io(record)
         topic, timestamp_field = topic or io.output_topic, io.timestamp_field
         bootstrap = bootstrap or io.bootstrap
+        kafka = io.kafka if bootstrap == io.bootstrap else None
     topic = topic or "vehicle-stats"
     servers = wiring.bootstrap(sd, bootstrap)
     if background:
@@ -64,7 +66,8 @@ def observe_run(
         p50 = f"{s.p50_ms:8.0f}" if s.p50_ms is not None else "       -"
         err.print(f"records {s.records:6d}  events/s {s.events_per_s:9.0f}  p50 {p50} ms  p99 {p99} ms")
 
-    consumer = committed_consumer(servers, topic, from_beginning=False)
+    consumer = committed_consumer(servers, topic, from_beginning=False,
+                                  security=kafka or wiring.kafka_security(sd, servers))
     try:
         with graceful_stop(second_aborts=False, abort_after_s=2.0) as stop:  # reads only: safe to cut
             observe(consumer, LatencyWindow(window), show, duration_s=duration, should_stop=stop.is_set,

@@ -205,7 +205,8 @@ def profile_run(
                     workload = _given_rate(trace, rate) or TraceRate((0.0,), (0.0,))
                 else:
                     sample = (_stored_sample(store, sample_profile) if sample_profile != profile_id else
-                              record_input(state, live_inputs(spec), parse_interval_ms(record) / 1000, seed, err))
+                              record_input(state, live_inputs(spec), parse_interval_ms(record) / 1000, seed, err,
+                                           job_io(job_record).kafka))
                     foreign = sorted(set(sample.topics) - set(live_inputs(spec)))
                     if foreign:
                         raise InvalidInput(f"the sample of profile {sample_profile} was recorded from {', '.join(foreign)}, "

@@ -54,6 +54,9 @@ def stack_up(
                                         "e.g. -XX:TieredStopAtLevel=1 (less JIT work for short runs).")] = "",
     settings: SetOption = None,
     spare_taskmanagers: SpareOption = 0,
+    secure: Annotated[bool, typer.Option(
+        "--secure", help="Kafka over TLS with SCRAM logins and Flink's REST over mutual TLS, with a CA, certificates "
+                         "and passwords generated into files only the stack's user can read.")] = False,
     as_json: AsJson = False,
 ) -> None:
     """Start Kafka (KRaft) and a Flink session cluster; report the running stack if already up.
@@ -67,7 +70,7 @@ def stack_up(
     checked = _checked_settings(settings or [])
     options = StackOptions(_stack_dir(stack_dir), (cache_dir or default_cache_dir()).expanduser(),
                            slots=slots, kafka_port=kafka_port, rest_port=rest_port, jvm_opts=jvm_opts,
-                           flink_settings=checked, spare_taskmanagers=_spare(spare_taskmanagers))
+                           flink_settings=checked, spare_taskmanagers=_spare(spare_taskmanagers), secure=secure)
     start = time.monotonic()
     with err.status("starting the stack") as spinner:
         def report(step: str) -> None:
@@ -81,7 +84,9 @@ def stack_up(
     verb = f"started in {time.monotonic() - start:.1f} s" if started else "already running"
     out.print(styled((f"stack {verb}", "bold green"), f" ({state.stack_dir})"))
     out.print(f"  Flink UI/REST  {state.rest_url}")
-    out.print(f"  Kafka          {state.bootstrap}")
+    out.print(f"  Kafka          {state.bootstrap}" + (f"  ({state.kafka_client.describe()})" if state.kafka_security else ""))
+    if state.rest_security:
+        out.print(f"  Flink REST TLS {state.rest_security.describe()}")
     base = state.prometheus_port_base
     out.print(f"  Prometheus     http://127.0.0.1:{base}-{base + 3}/metrics  (the reporter binds all interfaces)")
     for key, value in state.flink_settings:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from collections.abc import Callable
@@ -10,6 +11,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from chronos.chaos.faults import FaultInjector
+from chronos.cli import connections
+from chronos.connection_security import NO_REST_SECURITY, PLAINTEXT, KafkaSecurity, RestSecurity
 from chronos.errors import InvalidInput, StackError
 from chronos.flink.distribution import find_distribution
 from chronos.flink.job_control import RestCheckpointTrigger, RestJobControl
@@ -29,6 +32,7 @@ from chronos.stack.job_records import JobRecord, JobRecordStore
 from chronos.stack.known_jobs import job_io
 from chronos.stack.locations import default_cache_dir
 from chronos.stack.service_account import ReadableFirst, account_of
+from chronos.stack.stack_credentials import credentials_of
 from chronos.stack.state import StackState, load_state
 from chronos.tune.cluster_reconfigure import ClusterReconfigurer
 from chronos.tune.journal import TuneJournal
@@ -76,10 +80,31 @@ def bootstrap(stack_dir: Path, override: str | None) -> str:
     return check_bootstrap(override) if override else require_stack(stack_dir).bootstrap
 
 
-def flink_client(stack_dir: Path, override: str | None, patient: bool = False) -> FlinkRestClient:
-    """The cluster's REST client; `patient` for a long-running part (chronos.flink.rest says why)."""
+def rest_security(stack_dir: Path, override: str | None) -> RestSecurity:
+    """How the REST client proves itself: to a --rest-url, as the --rest-* options say; to the stack's own, as its
+    state says (a secured stack's client certificate)."""
+    if override:
+        return connections.rest_security(os.environ) or NO_REST_SECURITY
+    return require_stack(stack_dir).rest_client
+
+
+def kafka_security(stack_dir: Path, servers: str) -> KafkaSecurity:
+    """How chronos's Kafka clients log in to `servers` when no job file says: as --kafka-security says, else as the
+    stack's own clients do if it is the stack's broker, else anonymously in plaintext."""
+    given = connections.kafka_security(os.environ)
+    if given is not None:
+        return given
+    state = load_state(stack_dir)
+    return state.kafka_client if state is not None and state.bootstrap == servers else PLAINTEXT
+
+
+def flink_client(stack_dir: Path, override: str | None, patient: bool = False,
+                 security: RestSecurity | None = None) -> FlinkRestClient:
+    """The cluster's REST client; `patient` for a long-running part (chronos.flink.rest says why). `security`: a
+    job's own REST security (a jobs file's), else the options' or the stack's."""
     url = rest_url(stack_dir, override)
-    return FlinkRestClient.patient(url) if patient else FlinkRestClient(url)
+    secured = security or rest_security(stack_dir, override)
+    return FlinkRestClient.patient(url, security=secured) if patient else FlinkRestClient(url, security=secured)
 
 
 def submitter(path: str, client: FlinkRestClient, stack_dir: Path) -> JobSubmitter:
@@ -122,10 +147,10 @@ def live_signals(client: FlinkRestClient, stack_dir: Path, record: JobRecord,
 
     urls = reporters if reporters is not None else require_stack(stack_dir).prometheus_urls
     io = job_io(record)
-    ends = None if reads is None else reads.end_offsets(io.bootstrap, (io.input_topic, *io.more_input_topics))
+    ends = None if reads is None else reads.end_offsets(io.bootstrap, (io.input_topic, *io.more_input_topics), io.kafka)
     return LiveSignals(client, record.job_id, record.spec.name, io.bootstrap, io.input_topic, io.output_topic,
                        urls, timestamp_field=io.timestamp_field, history_s=history_s, more_input_topics=io.more_input_topics,
-                       ends=ends, scrape_reporter=None if reads is None else reads.scrape)
+                       ends=ends, scrape_reporter=None if reads is None else reads.scrape, kafka=io.kafka)
 
 
 def live_watcher(stack_dir: Path, record: JobRecord) -> LiveWatcher:
@@ -136,7 +161,8 @@ def live_watcher(stack_dir: Path, record: JobRecord) -> LiveWatcher:
     io = job_io(record)
     signals = LiveSignals(flink_client(stack_dir, None, patient=True), record.job_id, record.spec.name, io.bootstrap,
                           io.input_topic, io.output_topic, require_stack(stack_dir).prometheus_urls,
-                          timestamp_field=io.timestamp_field, owns_client=True, more_input_topics=io.more_input_topics)
+                          timestamp_field=io.timestamp_field, owns_client=True, more_input_topics=io.more_input_topics,
+                          kafka=io.kafka)
     return LiveWatcher(signals, lambda: int(time.time() * 1000))
 
 
@@ -150,7 +176,8 @@ def experiment_input(record: JobRecord, load: Load, run_id: str) -> ExperimentIn
     from chronos.jobs.bounded_input import ExperimentInput
 
     io = job_io(record)
-    return ExperimentInput(io.bootstrap, io.input_topic, io.output_topic, load.rate, load.vehicles, run_id)
+    return ExperimentInput(io.bootstrap, io.input_topic, io.output_topic, load.rate, load.vehicles, run_id,
+                           security=io.kafka)
 
 
 def stack_faults(stack_dir: Path) -> dict[str, Callable[[Action], FaultInjector]]:
@@ -199,6 +226,7 @@ def profiling_pool(stack_dir: Path, profile_id: str, state: StackState, slots: i
         raise InvalidInput(f"profile id {profile_id[:80]!r} cannot name a directory; profile ids are letters, "
                            "digits, '.', '_' and '-'")
     pool = LocalClusterPool(stack_dir / "profiling" / profile_id, default_cache_dir(), state.bootstrap, slots,
+                            credentials=credentials_of(Path(state.services_dir)) if state.kafka_security else None,
                             jvm_opts=state.jvm_opts, flink_settings=state.flink_settings,
                             spare_taskmanagers=state.spare_taskmanagers,  # the copies' JVMs and recovery as the live's
                             leases=None if clusters_at_once is None else
@@ -418,25 +446,25 @@ def journaled_cadence(db: Path) -> Callable[[str, str], int | None]:
     return paced_at
 
 
-def topic_end_offsets(bootstrap: str, topics: tuple[str, ...]) -> TopicEndOffsets:
+def topic_end_offsets(bootstrap: str, topics: tuple[str, ...], kafka: KafkaSecurity) -> TopicEndOffsets:
     """The topics' end offsets (a group-less reader): the workload's rate while it is recorded."""
     from chronos.jobs.topic_offsets import TopicEndOffsets
 
-    return TopicEndOffsets(bootstrap, *topics)
+    return TopicEndOffsets(bootstrap, *topics, security=kafka)
 
 
-def topic_recorder(bootstrap: str, topics: tuple[str, ...]) -> TopicRecorder:
+def topic_recorder(bootstrap: str, topics: tuple[str, ...], kafka: KafkaSecurity) -> TopicRecorder:
     """The topics' records read (read-only, group-less) into a sample of the live input."""
     from chronos.jobs.input_recorder import TopicRecorder
 
-    return TopicRecorder(bootstrap, topics)
+    return TopicRecorder(bootstrap, topics, security=kafka)
 
 
-def event_sink(bootstrap: str, topic: str) -> KafkaEventSink:
+def event_sink(bootstrap: str, topic: str, kafka: KafkaSecurity) -> KafkaEventSink:
     """The demo fleet's events produced to this topic (`chronos load run` with one worker)."""
     from chronos.jobs.loadgen import KafkaEventSink
 
-    return KafkaEventSink(bootstrap, topic)
+    return KafkaEventSink(bootstrap, topic, kafka)
 
 
 def deployment_api() -> CustomObjectsDeploymentApi:

@@ -15,6 +15,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from chronos.backoff import Backoff
 from chronos.bounded_http import BoundedClient, DeadlinePassed, Reply, ReplyRefused
+from chronos.connection_security import NO_REST_SECURITY, RestSecurity
 from chronos.errors import FlinkRequestFailed, FlinkUnreachable, UnknownJob, field_error, is_job_id, redact
 from chronos.flink.replies import (
     CheckpointConfigReply,
@@ -74,6 +75,22 @@ def _job_id_in(reply: Any, what: str) -> str:
     return job_id
 
 
+def tls_refusal(shown_url: str, security: RestSecurity, exc: BaseException) -> str | None:
+    """One line for a TLS handshake that failed, saying which side refused what; None for any other failure."""
+    text = str(exc)
+    if "CERTIFICATE_VERIFY_FAILED" in text:
+        trusted = security.ca_file or "the system's CAs"
+        return (f"the Flink REST API at {shown_url} presented a certificate not signed by a CA chronos trusts "
+                f"({trusted}); give its CA with --rest-ca-file")
+    if any(alert in text for alert in ("CERTIFICATE_REQUIRED", "BAD_CERTIFICATE", "UNKNOWN_CA", "CERTIFICATE_UNKNOWN")):
+        given = f"the certificate {security.cert_file}" if security.cert_file else "no client certificate"
+        return (f"the Flink REST API at {shown_url} refused chronos's TLS client ({given}): it asks for a certificate "
+                "its trust store accepts (mutual TLS: --rest-cert-file and --rest-key-file)")
+    if "WRONG_VERSION_NUMBER" in text or "record layer failure" in text:
+        return f"the Flink REST API at {shown_url} does not speak TLS (an http:// URL?)"
+    return None
+
+
 def _first_error_line(response: Reply) -> str:
     """Flink's own line, and for its bare "Internal server error." the exception it names as the cause (its second
     entry, "<Exception on server side:" and a stack trace): the one thing that says what went wrong."""
@@ -130,11 +147,13 @@ class FlinkRestClient:
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
         server_error_patience_s: float = 0.0,
+        security: RestSecurity = NO_REST_SECURITY,
     ) -> None:
         self.base_url = check_url(base_url, "the Flink REST URL").rstrip("/")
         self._shown_url = redact(self.base_url)  # what messages say: no credentials
+        self.security = security
         # Every exchange bounded as a whole (chronos.bounded_http): a trickling or endless reply cannot hang a command.
-        self._http = BoundedClient(self.base_url, deadline_s=timeout_s, transport=transport)
+        self._http = BoundedClient(self.base_url, deadline_s=timeout_s, transport=transport, security=security)
         self._sleep = sleep
         self._clock = clock
         self._server_error_patience_s = server_error_patience_s
@@ -167,9 +186,8 @@ class FlinkRestClient:
         except ReplyRefused as exc:
             raise FlinkRequestFailed(f"Flink's reply to {method} {path} is refused: {exc}") from None
         except httpx.TransportError as exc:
-            raise FlinkUnreachable(
-                f"cannot reach the Flink REST API at {self._shown_url} ({type(exc).__name__})"
-            ) from None
+            raise FlinkUnreachable(tls_refusal(self._shown_url, self.security, exc) or
+                                   f"cannot reach the Flink REST API at {self._shown_url} ({type(exc).__name__})") from None
 
     def _request(self, method: str, path: str, job_id: str | None = None, **kwargs: Any) -> Any:
         response = self._send(method, path, job_id, **kwargs)
@@ -178,6 +196,11 @@ class FlinkRestClient:
             while response.status_code >= 500 and self._clock() + SERVER_ERROR_POLL_S <= give_up_at:
                 self._sleep(SERVER_ERROR_POLL_S)
                 response = self._send(method, path, job_id, **kwargs)
+        if response.status_code in (401, 403):
+            given = f"the {self.security.auth_scheme} authorization from {self.security.auth}" if self.security.auth \
+                else "no Authorization header (--rest-auth)"
+            raise FlinkRequestFailed(f"the Flink REST API at {self._shown_url} refused {method} {path} with "
+                                     f"HTTP {response.status_code}: chronos sent {given}")
         if response.status_code == 404 and job_id is not None:
             raise UnknownJob(f"no such job on {self._shown_url}: {job_id}")
         if response.status_code >= 400:

@@ -93,7 +93,9 @@ class CliSubmitter:
     def __init__(self, dist: FlinkDistribution, rest_url: str, conf_dir: Path, log_dir: Path, lib_dir: Path | None,
                  run_as: RunAs) -> None:
         self._dist = dist
-        self._address = rest_url.removeprefix("http://").removeprefix("https://")
+        # An https:// address kept whole: `flink run -m host:port` speaks plain HTTP whatever the config says (it
+        # got "Channel became inactive" from a REST API over TLS), `-m https://host:port` speaks TLS.
+        self._address = rest_url if rest_url.startswith("https://") else rest_url.removeprefix("http://")
         self._env = script_env(conf_dir, log_dir, log_dir, lib_dir, run_as)
         self._run_as = run_as
 

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 from chronos.bounded_http import BoundedClient
 from chronos.clock import wall_ms
+from chronos.connection_security import PLAINTEXT, KafkaSecurity
 from chronos.errors import ChronosError
 from chronos.flink.prometheus_scrape import (
     SCRAPE_DEADLINE_S,
@@ -60,18 +61,19 @@ class LiveSignals:
         wall_ms: Callable[[], int] = wall_ms,
         clock: Callable[[], float] = time.monotonic,
         timestamp_field: str = "max_created_ms",
-        consumer_factory: Callable[[str, str], Any] = lambda bootstrap, topic: committed_consumer(
-            bootstrap, topic, from_beginning=False, idle_fetch_ms=OBSERVER_IDLE_MS),
+        consumer_factory: Callable[[str, str], Any] | None = None,
         history_s: float | None = None,
         ends: EndOffsets | None = None,
         owns_client: bool = False,
         more_input_topics: tuple[str, ...] = (),
         scrape_reporter: Callable[[list[str]], list[PromSample]] | None = None,
+        kafka: KafkaSecurity = PLAINTEXT,
     ) -> None:
         """`history_s`: how far back `latencies_between` must reach (the tuner: its latency window); older
         latencies are dropped as they age. None keeps up to HISTORY of them (a profiling run's whole life).
         `ends` and `scrape_reporter`: reads shared with other jobs (chronos.signals.shared_reads); default: its own."""
-        self._consumer_factory = consumer_factory
+        self._consumer_factory = consumer_factory or (lambda bootstrap, topic: committed_consumer(
+            bootstrap, topic, from_beginning=False, idle_fetch_ms=OBSERVER_IDLE_MS, security=kafka))
         self._owns_client = owns_client  # close() closes the REST client too (one made for these signals alone)
         self._client = client
         self.job_id = job_id
@@ -80,7 +82,8 @@ class LiveSignals:
         self._wall_ms = wall_ms
         self._clock = clock
         self._timestamp_field = timestamp_field
-        self._ends = ends if ends is not None else TopicEndOffsets(bootstrap, input_topic, *more_input_topics)
+        self._ends = ends if ends is not None else TopicEndOffsets(bootstrap, input_topic, *more_input_topics,
+                                                                   security=kafka)
         self._bootstrap, self._output_topic = bootstrap, output_topic
         self._worst_recent: float | None = None  # since the last worst_recent_latency()
         self._history_ms = None if history_s is None else int(history_s * 1000)

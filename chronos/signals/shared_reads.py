@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 
 from chronos.bounded_http import BoundedClient
+from chronos.connection_security import PLAINTEXT, KafkaSecurity
 from chronos.flink.prometheus_scrape import SCRAPE_DEADLINE_S, PromSample, scrape
 from chronos.jobs.topic_offsets import BrokerEndOffsets
 from chronos.signals.flink_metrics import FLINK_SOURCE_METRICS
@@ -23,7 +24,7 @@ from chronos.signals.live import EndOffsets
 class SharedReads:
     def __init__(self, fresh_s: float, clock: Callable[[], float] = time.monotonic,
                  names: tuple[str, ...] = FLINK_SOURCE_METRICS,
-                 broker: Callable[[str, float], BrokerEndOffsets] = BrokerEndOffsets) -> None:
+                 broker: Callable[..., BrokerEndOffsets] = BrokerEndOffsets) -> None:
         """`names`: the metrics kept of a scrape (every source metric any job's signals read)."""
         self._fresh_s = fresh_s
         self._clock = clock
@@ -33,7 +34,7 @@ class SharedReads:
         self._lock = threading.Lock()
         self._url_locks: dict[str, threading.Lock] = {}
         self._scraped: dict[str, tuple[float, list[PromSample]]] = {}
-        self._brokers: dict[str, BrokerEndOffsets] = {}
+        self._brokers: dict[tuple[str, KafkaSecurity], BrokerEndOffsets] = {}
         self.scrapes = 0  # reporter requests made (what the sharing saves is measured by it)
 
     def scrape(self, urls: list[str]) -> list[PromSample]:
@@ -51,12 +52,12 @@ class SharedReads:
             samples.extend(cached[1])
         return samples
 
-    def end_offsets(self, bootstrap: str, topics: tuple[str, ...]) -> EndOffsets:
-        """One job's input topics on the broker's shared end-offsets request."""
+    def end_offsets(self, bootstrap: str, topics: tuple[str, ...], kafka: KafkaSecurity = PLAINTEXT) -> EndOffsets:
+        """One job's input topics on the broker's shared end-offsets request (one per broker and login)."""
         with self._lock:
-            broker = self._brokers.get(bootstrap)
+            broker = self._brokers.get((bootstrap, kafka))
             if broker is None:
-                broker = self._brokers[bootstrap] = self._broker(bootstrap, self._fresh_s)
+                broker = self._brokers[(bootstrap, kafka)] = self._broker(bootstrap, self._fresh_s, security=kafka)
         return broker.ends_of(topics)
 
     def close(self) -> None:

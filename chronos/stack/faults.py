@@ -17,6 +17,7 @@ import httpx
 import psutil
 
 from chronos import bounded_http
+from chronos.connection_security import RestSecurity
 from chronos.errors import StackError, is_job_id
 from chronos.flink.distribution import find_distribution
 from chronos.model import FaultRecord
@@ -24,6 +25,7 @@ from chronos.stack import kafka_broker
 from chronos.stack.flink_cluster import python_workers_of, start_taskmanager
 from chronos.stack.processes import ProcessRecord, check, identify, send, stop
 from chronos.stack.service_account import account_of
+from chronos.stack.stack_credentials import credentials_of
 from chronos.stack.state import StackState, load_state, save_state
 
 
@@ -55,7 +57,7 @@ def _live_taskmanager(state: StackState, index: int | None, job_id: str | None =
     live = _live_taskmanagers(state)
     if index is not None or len(live) == 1:
         return live[(index or 0) % len(live)]
-    busy = _busiest_rpc_port(state.rest_url, job_id)
+    busy = _busiest_rpc_port(state.rest_url, job_id, state.rest_security)
     if busy is None:
         return live[0]  # Flink runs no job there: any one breaks the same nothing
     for record in live:
@@ -79,13 +81,12 @@ def _stray_taskmanager(known: ProcessRecord, port: int) -> ProcessRecord | None:
     return None
 
 
-def _get(url: str) -> Any:
-    return bounded_http.get(url, 5.0).json(url)
-
-
-def _busiest_rpc_port(rest_url: str, job_id: str | None = None) -> int | None:
+def _busiest_rpc_port(rest_url: str, job_id: str | None = None, security: RestSecurity | None = None) -> int | None:
     """The RPC port (off its id, `host:port-suffix`) of the TaskManager running most of the running jobs' subtasks
     (read from where Flink deployed them), else of the one with the fewest free slots; None if Flink cannot say."""
+    def _get(url: str) -> Any:
+        return bounded_http.get(url, 5.0, security).json(url)
+
     for _ in range(3):  # a slow answer on a loaded host is asked again, not taken for "no job"
         try:
             hosted: Counter[str] = Counter()
@@ -249,10 +250,12 @@ class RestartKafka:
                            f"restarted as pid {_state(self._stack_dir).kafka_pid}")
 
     def _start(self, state: StackState) -> None:
+        secured = credentials_of(Path(state.services_dir)) if state.kafka_security is not None else None
         record = kafka_broker.start_broker(Path(state.kafka_lib), state.kafka_home, state.kafka_port,
-                                           state.kafka_controller_port, account_of(Path(state.services_dir)))
+                                           state.kafka_controller_port, account_of(Path(state.services_dir)),
+                                           credentials=secured)
         save_state(state.model_copy(update={"kafka": record}))
-        kafka_broker.wait_ready(state.bootstrap, record)
+        kafka_broker.wait_ready(state.bootstrap, record, security=state.kafka_client)
 
     def rollback(self) -> None:
         state = _state(self._stack_dir)

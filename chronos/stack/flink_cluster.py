@@ -16,6 +16,7 @@ import yaml
 from pydantic import ValidationError
 
 from chronos import bounded_http
+from chronos.connection_security import RestSecurity
 from chronos.errors import InvalidInput, StackError
 from chronos.flink.distribution import FlinkDistribution, script_env
 from chronos.flink.replies import ClusterOverview
@@ -42,6 +43,7 @@ class FlinkClusterSettings:
     extra_conf: tuple[tuple[str, str], ...] = ()
     taskmanagers: int = 1  # one the jobs need, and any spare ones kept idle for a restart to land on at once
     niceness: int = 0  # the daemons' OS priority: they inherit it from the script that starts them
+    rest_tls: tuple[tuple[str, str], ...] = ()  # a secured stack's (chronos.stack.stack_credentials.flink_rest_settings)
 
     @property
     def conf_dir(self) -> Path:
@@ -136,7 +138,7 @@ def render_config(base: dict[str, Any], s: FlinkClusterSettings) -> dict[str, An
             }
         },
     }
-    return _deep_merge(_deep_merge(base, overlay), _nested(s.extra_conf))
+    return _deep_merge(_deep_merge(_deep_merge(base, overlay), _nested(s.extra_conf)), _nested(s.rest_tls))
 
 
 def _nested(pairs: tuple[tuple[str, str], ...]) -> dict[str, Any]:
@@ -263,7 +265,8 @@ def start_cluster(dist: FlinkDistribution, s: FlinkClusterSettings) -> tuple[Pro
                         for pid in tms]
 
 
-def wait_ready(rest_url: str, slots: int, processes: list[ProcessRecord], timeout_s: float = 90.0) -> None:
+def wait_ready(rest_url: str, slots: int, processes: list[ProcessRecord], timeout_s: float = 90.0,
+               security: RestSecurity | None = None) -> None:
     """Ready means /overview reports every expected slot, not that the scripts returned."""
     deadline = time.monotonic() + timeout_s
     last = "no answer"
@@ -272,7 +275,8 @@ def wait_ready(rest_url: str, slots: int, processes: list[ProcessRecord], timeou
         if dead:
             raise StackError(f"a Flink process (pid {dead[0].pid}) exited during start; see its log")
         try:
-            overview = ClusterOverview.model_validate(bounded_http.get(f"{rest_url}/overview", 3.0).json("/overview"))
+            overview = ClusterOverview.model_validate(
+                bounded_http.get(f"{rest_url}/overview", 3.0, security).json("/overview"))
             if overview.slots_total >= slots:
                 return
             last = f"{overview.slots_total} of {slots} slots registered"

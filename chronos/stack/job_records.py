@@ -11,8 +11,7 @@ short, a field of the wrong kind, another job's) is one line naming the file and
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import TypeAdapter, ValidationError
@@ -49,7 +48,8 @@ class JobRecordStore:
     def save(self, record: JobRecord) -> None:
         path = self._path(record.job_id)
         self._dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        write_private(path, json.dumps(asdict(record), indent=2))  # 0600: records hold SQL vars and paths
+        # 0600: records hold SQL vars and paths. Secrets only as references (chronos.secret_refs): dumped as such.
+        write_private(path, _RECORD.dump_json(record, indent=2).decode())
 
     def get(self, job_id: str) -> JobRecord | None:
         if not is_job_id(job_id):

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Any
 
+from chronos.connection_security import PLAINTEXT, KafkaSecurity
 from chronos.errors import ChronosError, InvalidInput
 from chronos.flink.rest import FlinkRestClient
 from chronos.jobs.shipped import program
@@ -26,7 +28,16 @@ def job_io(record: JobRecord) -> JobIO:
     except SystemExit as exc:
         raise InvalidInput(f"job {record.job_id} has no input/output description; submit it with "
                            "`chronos job submit --file` or register it with `chronos job adopt`") from exc
-    return JobIO(args.bootstrap, args.input_topic, args.output_topic)
+    return JobIO(args.bootstrap, args.input_topic, args.output_topic, kafka=_program_kafka(args))
+
+
+def _program_kafka(args: Any) -> KafkaSecurity:
+    """The demo program's own Kafka login, for chronos's clients of the same broker."""
+    if args.kafka_security_protocol in ("", "PLAINTEXT"):
+        return PLAINTEXT
+    return KafkaSecurity(protocol=args.kafka_security_protocol, sasl_mechanism=args.kafka_sasl_mechanism or None,
+                         username=args.kafka_username or None, password=args.kafka_password or None,
+                         ca_file=args.kafka_ca_file or None)
 
 
 def chronos_job(client: FlinkRestClient, records: JobRecordStore, job_id: str | None) -> JobRecord:
@@ -112,7 +123,7 @@ def input_rate_over(records: JobRecordStore, window_s: float, sleep: Callable[[f
             return None
         try:
             io = job_io(record)
-            offsets = TopicEndOffsets(io.bootstrap, *io.input_topics)
+            offsets = TopicEndOffsets(io.bootstrap, *io.input_topics, security=io.kafka)
         except ChronosError:
             return None
         try:

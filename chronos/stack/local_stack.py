@@ -18,15 +18,18 @@ import httpx
 from pydantic import ValidationError
 
 from chronos import bounded_http
-from chronos.errors import ChronosError, StackError
+from chronos.connection_security import PLAINTEXT
+from chronos.errors import ChronosError, InvalidInput, StackError
 from chronos.flink.distribution import find_distribution
 from chronos.flink.replies import ClusterOverview
-from chronos.stack import flink_cluster, kafka_broker
+from chronos.flink.rest import tls_refusal
+from chronos.stack import flink_cluster, kafka_broker, stack_credentials
 from chronos.stack.artifacts import ensure_artifacts
 from chronos.stack.helpers import live_helpers, stop_all_helpers
 from chronos.stack.ports import free_port_block, free_ports, port_in_use
 from chronos.stack.processes import Check, ProcessRecord, adopt, check, stop
 from chronos.stack.service_account import account_of, remove_services_dir, service_account
+from chronos.stack.stack_credentials import StackCredentials
 from chronos.stack.state import STATE_FILE, StackState, UnreadableState, clear_state, load_state, save_state
 
 Report = Callable[[str], None]
@@ -58,6 +61,11 @@ class StackOptions:
     # replacement TaskManager): a profiling cluster runs below the live one, so on a shared host the copies take
     # what the live job leaves rather than what it needs.
     niceness: int = 0
+    # Secured (`chronos stack up --secure`): the broker over TLS with SCRAM logins, Flink's REST over mutual TLS, with
+    # credentials generated into the services' folder. `credentials`: another stack's to use instead (a profiling
+    # cluster beside a secured live stack: its broker, its CA).
+    secure: bool = False
+    credentials: StackCredentials | None = None
 
 
 @dataclass(frozen=True)
@@ -119,7 +127,8 @@ def up(options: StackOptions, report: Report = _quiet) -> tuple[StackState, bool
         if not kafka_host or not port.isdigit():
             raise StackError(f"invalid Kafka bootstrap {options.shared_bootstrap!r}: expected host:port")
         kafka_port = int(port)
-        kafka_broker.wait_ready(options.shared_bootstrap, None, timeout_s=10)
+        kafka_broker.wait_ready(options.shared_bootstrap, None, timeout_s=10,
+                                security=options.credentials.kafka_client() if options.credentials else PLAINTEXT)
     else:
         kafka_port = options.kafka_port or chosen[0]
     rest_port = options.rest_port or chosen[2]
@@ -135,28 +144,38 @@ def up(options: StackOptions, report: Report = _quiet) -> tuple[StackState, bool
     started: list[ProcessRecord] = []
     kafka: ProcessRecord | None = None
     try:
+        creds = options.credentials
+        if creds is None and options.secure:
+            report("generating the stack's CA, certificates and passwords")
+            creds = stack_credentials.generate(services, account)
+        kafka_security = None if creds is None else creds.kafka_client()
+        rest_security = None if creds is None else creds.rest_client()
         if not options.shared_bootstrap:
-            report(f"starting Kafka (KRaft) on 127.0.0.1:{kafka_port}")
+            secured = " over TLS with SCRAM logins" if creds else ""
+            report(f"starting Kafka (KRaft) on 127.0.0.1:{kafka_port}{secured}")
             kafka = kafka_broker.start_broker(artifacts.kafka_lib, services / "kafka", kafka_port, controller_port,
-                                              account, jvm_opts=options.jvm_opts)
+                                              account, jvm_opts=options.jvm_opts,
+                                              credentials=None if options.credentials else creds)
             started.append(kafka)
         settings = flink_cluster.FlinkClusterSettings(
             home=services / "flink", rest_port=rest_port, rpc_port=rpc_port, prometheus_port_base=prom_base,
             account=account, slots=options.slots, extra_lib_jars=(artifacts.connector_jar,), jvm_opts=options.jvm_opts,
             extra_conf=options.flink_settings, taskmanagers=1 + options.spare_taskmanagers, niceness=options.niceness,
+            rest_tls=() if creds is None else stack_credentials.flink_rest_settings(creds),
         )
         spare = f" and {options.spare_taskmanagers} spare TaskManager(s)" if options.spare_taskmanagers else ""
-        report(f"starting Flink {options.slots}-slot session cluster{spare}, REST on 127.0.0.1:{rest_port}")
+        tls = " (mutual TLS)" if creds else ""
+        report(f"starting Flink {options.slots}-slot session cluster{spare}, REST on 127.0.0.1:{rest_port}{tls}")
         for line in (f"{key}: {value}" for key, value in options.flink_settings):
             report(f"  with {line}")
         jobmanager, taskmanagers = flink_cluster.start_cluster(dist, settings)
         started.extend([jobmanager, *taskmanagers])
         report("waiting for Kafka to answer a metadata request")
-        kafka_broker.wait_ready(f"{kafka_host}:{kafka_port}", kafka)
+        kafka_broker.wait_ready(f"{kafka_host}:{kafka_port}", kafka, security=kafka_security or PLAINTEXT)
         report("waiting for Flink to register every slot")
-        rest_url = f"http://127.0.0.1:{rest_port}"
+        rest_url = f"{'https' if creds else 'http'}://127.0.0.1:{rest_port}"
         flink_cluster.wait_ready(rest_url, options.slots * (1 + options.spare_taskmanagers),
-                                 [jobmanager, *taskmanagers])
+                                 [jobmanager, *taskmanagers], security=rest_security)
     except BaseException:
         # Also what Flink's pid files prove is ours: a start that failed between the script and the record.
         adopted = [found.record for _, found in _flink_daemons(services / "flink") if found.ours]
@@ -172,6 +191,7 @@ def up(options: StackOptions, report: Report = _quiet) -> tuple[StackState, bool
         connector_jar=str(artifacts.connector_jar), services_dir=str(services),
         service_user=account.name if account.separate else None, kafka_host=kafka_host, jvm_opts=options.jvm_opts,
         flink_settings=options.flink_settings, spare_taskmanagers=options.spare_taskmanagers, niceness=options.niceness,
+        kafka_security=kafka_security, rest_security=rest_security,
     )
     save_state(state)
     return state, True
@@ -200,7 +220,8 @@ def restart_flink(stack_dir: Path, flink_settings: tuple[tuple[str, str], ...], 
         home=flink_home, rest_port=state.flink_rest_port, rpc_port=state.flink_rpc_port,
         prometheus_port_base=state.prometheus_port_base, account=account_of(Path(state.services_dir)),
         slots=state.slots, extra_lib_jars=(Path(state.connector_jar),), jvm_opts=state.jvm_opts,
-        extra_conf=flink_settings, taskmanagers=1 + spare_taskmanagers, niceness=state.niceness)
+        extra_conf=flink_settings, taskmanagers=1 + spare_taskmanagers, niceness=state.niceness,
+        rest_tls=_rest_tls_of(state))
     spare = f" and {spare_taskmanagers} spare TaskManager(s)" if spare_taskmanagers else ""
     report(f"starting Flink again{spare}" + "".join(f"\n  with {k}: {v}" for k, v in flink_settings))
     jobmanager, taskmanagers = flink_cluster.start_cluster(find_distribution(), settings)
@@ -208,8 +229,15 @@ def restart_flink(stack_dir: Path, flink_settings: tuple[tuple[str, str], ...], 
                                    "flink_settings": flink_settings, "spare_taskmanagers": spare_taskmanagers})
     save_state(new)  # before waiting: a start that never gets ready is still this stack's to stop
     report("waiting for Flink to register every slot")
-    flink_cluster.wait_ready(state.rest_url, new.slots_total, [jobmanager, *taskmanagers])
+    flink_cluster.wait_ready(state.rest_url, new.slots_total, [jobmanager, *taskmanagers], security=state.rest_security)
     return new
+
+
+def _rest_tls_of(state: StackState) -> tuple[tuple[str, str], ...]:
+    """A secured stack's Flink REST settings, again (from the credentials its state names)."""
+    if state.rest_security is None or state.rest_security.ca_file is None:
+        return ()
+    return stack_credentials.flink_rest_settings(stack_credentials.StackCredentials(Path(state.rest_security.ca_file).parent))
 
 
 def down(stack_dir: Path, report: Report = _quiet, purge: bool = False) -> DownReport:
@@ -302,7 +330,7 @@ def _flink_daemons(flink_home: Path) -> list[tuple[str, Check]]:
 
 def _kafka_ready(state: StackState) -> tuple[bool, str]:
     try:
-        kafka_broker.wait_ready(state.bootstrap, state.kafka, timeout_s=5)
+        kafka_broker.wait_ready(state.bootstrap, state.kafka, timeout_s=5, security=state.kafka_client)
         return True, f"bootstrap {state.bootstrap}"
     except ChronosError as exc:
         return False, str(exc)
@@ -310,9 +338,13 @@ def _kafka_ready(state: StackState) -> tuple[bool, str]:
 
 def _flink_ready(state: StackState) -> tuple[bool, str]:
     try:
-        overview = ClusterOverview.model_validate(bounded_http.get(f"{state.rest_url}/overview", 3.0).json("/overview"))
+        overview = ClusterOverview.model_validate(
+            bounded_http.get(f"{state.rest_url}/overview", 3.0, state.rest_security).json("/overview"))
     except (httpx.HTTPError, ValidationError) as exc:
-        return False, f"{state.rest_url} does not answer as Flink does ({type(exc).__name__})"
+        refusal = tls_refusal(state.rest_url, state.rest_client, exc)
+        return False, refusal or f"{state.rest_url} does not answer as Flink does ({type(exc).__name__})"
+    except InvalidInput as exc:  # the credentials' files are gone or unreadable
+        return False, str(exc)
     ok = overview.slots_total >= state.slots_total
     return ok, (f"{state.rest_url}, {overview.slots_total}/{state.slots_total} slots, {overview.jobs_running} "
                 "running jobs")

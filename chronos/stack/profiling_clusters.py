@@ -35,6 +35,7 @@ from chronos.stack.cluster_leases import ClusterLeases, Lease
 from chronos.stack.faults import KillTaskManager
 from chronos.stack.local_stack import StackOptions, down, up
 from chronos.stack.processes import cpu_seconds
+from chronos.stack.stack_credentials import StackCredentials
 from chronos.stack.state import StackState, load_state
 from chronos.tune.journal import Cadence
 from chronos.tune.memory_journal import MemoryJournal
@@ -99,7 +100,7 @@ class LocalProfilingCluster:
         if state is None:
             return ()
         try:
-            with FlinkRestClient.patient(state.rest_url) as client:
+            with FlinkRestClient.patient(state.rest_url, security=state.rest_client) as client:
                 return in_force(client.jobmanager_config(), state.spare_taskmanagers)
         except ChronosError:  # unreadable: what chronos laid over the cluster's own config, at least
             return in_force(dict(state.flink_settings), state.spare_taskmanagers)
@@ -112,30 +113,35 @@ class LocalProfilingCluster:
 
     # -- what a profiling run touches on its cluster (the ports of chronos.profiler.run.ProfilingCluster) ---------
     def control(self) -> CopyControl:
-        return CopyControl(FlinkRestClient.patient(self.rest_url))
+        state = self._state()
+        return CopyControl(FlinkRestClient.patient(state.rest_url, security=state.rest_client))
 
     def signals(self, job_id: str, copy: JobCopy, timestamp_field: str = "max_created_ms") -> LiveSignals:
-        client = FlinkRestClient.patient(self.rest_url)
+        state = self._state()
+        client = FlinkRestClient.patient(state.rest_url, security=state.rest_client)
         return LiveSignals(client, job_id, copy.spec.name, self.bootstrap, copy.input_topic, copy.output_topic,
-                           self.reporter_urls, owns_client=True, timestamp_field=timestamp_field,
-                           more_input_topics=tuple(t for t in copy.input_topics if t != copy.input_topic))
+                           state.prometheus_urls, owns_client=True, timestamp_field=timestamp_field,
+                           more_input_topics=tuple(t for t in copy.input_topics if t != copy.input_topic),
+                           kafka=state.kafka_client)
 
     def create_topics(self, topics: list[str], partitions: int) -> None:
-        ensure_topics(self.bootstrap, topics, partitions=partitions)
+        ensure_topics(self.bootstrap, topics, partitions=partitions, security=self._state().kafka_client)
 
     def delete_topics(self, topics: list[str]) -> None:
-        delete_topics(self.bootstrap, topics)
+        delete_topics(self.bootstrap, topics, security=self._state().kafka_client)
 
     def start_load(self, topic: str, rate: RateProfile, vehicles: int, run_id: str, workers: int) -> BackgroundLoad:
+        state = self._state()
         plan = LoadPlan(self.bootstrap, topic, rate, vehicles=vehicles, run_id=run_id, duration_s=24 * 3600,
-                        workers=workers, niceness=self._state().niceness)
+                        workers=workers, niceness=state.niceness, security=state.kafka_client)
         return BackgroundLoad(plan)
 
 
     def start_replay(self, sample: InputSample, topics: tuple[tuple[str, str], ...], rate: RateProfile,
                      event_time_fields: tuple[str, ...], workers: int) -> BackgroundReplay:
+        state = self._state()
         return BackgroundReplay(ReplayPlan(self.bootstrap, sample, topics, rate, event_time_fields, workers=workers,
-                                           niceness=self._state().niceness))
+                                           niceness=state.niceness, security=state.kafka_client))
 
 
 class BackgroundReplay:
@@ -231,7 +237,10 @@ class LocalClusterPool:
 
     def __init__(self, base_dir: Path, cache_dir: Path, shared_bootstrap: str, slots: int, jvm_opts: str = "",
                  flink_settings: tuple[tuple[str, str], ...] = (), spare_taskmanagers: int = 0,
-                 niceness: int = COPY_NICENESS, leases: ClusterLeases | None = None) -> None:
+                 niceness: int = COPY_NICENESS, leases: ClusterLeases | None = None,
+                 credentials: StackCredentials | None = None) -> None:
+        """`credentials`: a secured live stack's (its broker's logins, its CA for the copies' REST over TLS)."""
+        self._credentials = credentials
         self._base, self._cache, self._bootstrap, self._slots = base_dir, cache_dir, shared_bootstrap, slots
         self.niceness = niceness
         self._jvm_opts = jvm_opts
@@ -257,7 +266,7 @@ class LocalClusterPool:
             try:
                 up(StackOptions(stack_dir, self._cache, slots=self._slots, shared_bootstrap=self._bootstrap,
                                 jvm_opts=self._jvm_opts, flink_settings=settings, spare_taskmanagers=spare,
-                                niceness=self.niceness))
+                                niceness=self.niceness, credentials=self._credentials))
             except BaseException:
                 down(stack_dir, purge=True)
                 shutil.rmtree(stack_dir, ignore_errors=True)

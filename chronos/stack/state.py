@@ -18,6 +18,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from chronos.connection_security import NO_REST_SECURITY, PLAINTEXT, KafkaSecurity, RestSecurity
 from chronos.errors import InvalidInput, StackError, field_error
 from chronos.input_files import UntrustedFile, read_own_json, write_private
 from chronos.stack.processes import ProcessRecord, check
@@ -68,6 +69,10 @@ class StackState(BaseModel):
     flink_settings: tuple[tuple[str, str], ...] = ()
     spare_taskmanagers: int = Field(default=0, ge=0, le=2)
     niceness: int = Field(default=0, ge=0, le=19)  # its Flink processes' OS priority (StackOptions.niceness)
+    # A secured stack's (`chronos stack up --secure`): how chronos's clients reach its broker and its Flink REST API
+    # (references to the credentials' files only: chronos.stack.stack_credentials). None: plaintext, anonymous.
+    kafka_security: KafkaSecurity | None = None
+    rest_security: RestSecurity | None = None
 
     @property
     def slots_total(self) -> int:
@@ -83,7 +88,17 @@ class StackState(BaseModel):
 
     @property
     def rest_url(self) -> str:
-        return f"http://127.0.0.1:{self.flink_rest_port}"
+        scheme = "https" if self.rest_security is not None else "http"
+        return f"{scheme}://127.0.0.1:{self.flink_rest_port}"
+
+    @property
+    def kafka_client(self) -> KafkaSecurity:
+        """How a client of this stack's broker connects (PLAINTEXT unless the stack is secured)."""
+        return self.kafka_security or PLAINTEXT
+
+    @property
+    def rest_client(self) -> RestSecurity:
+        return self.rest_security or NO_REST_SECURITY
 
     @property
     def prometheus_urls(self) -> list[str]:

@@ -4,7 +4,9 @@ The sql-client cannot run here (the wheel lacks the sql-gateway jar), and a SQL 
 resubmittable from a savepoint with a new checkpoint interval like any other; as the PyFlink program
 `sql_runner.py --sql FILE [--var name=value ...]` it goes through the same PythonDriver submission.
 `${name}` in the file is replaced by the variable's value; statements are separated by `;` at a line
-end; every statement but the last INSERT runs as DDL, the INSERTs run together as one job.
+end; every statement but the last INSERT runs as DDL, the INSERTs run together as one job. A variable whose value is
+a secret's reference (`${env:NAME}`, `${file:/path}`) gets the secret, read here, where the program runs: chronos
+keeps only the reference in its records and in the job's arguments.
 
 Run by Flink, not imported by chronos; it needs only pyflink.
 """
@@ -12,13 +14,28 @@ Run by Flink, not imported by chronos; it needs only pyflink.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 from pathlib import Path
 
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_REFERENCE = re.compile(r"\$\{(env|file):([^{}\s]+)\}")
 # The same refusal as chronos's job file makes, again here where the values meet the SQL.
 _SQL_UNSAFE = re.compile(r"['\"`;\\\r\n\x00]|--|/\*")
+
+
+def resolve(value: str) -> str:
+    """A secret's reference as the secret (chronos.secret_refs' syntax, read the same way); any other value as is."""
+    found = _REFERENCE.fullmatch(value)
+    if found is None:
+        return value
+    kind, name = found.groups()
+    if kind == "env":
+        if name not in os.environ:
+            raise KeyError(f"{value}: the environment variable is not set where the program runs")
+        return os.environ[name]
+    return Path(name).read_text(encoding="utf-8").rstrip("\r\n")
 
 
 def render(text: str, variables: dict[str, str]) -> list[str]:
@@ -27,9 +44,10 @@ def render(text: str, variables: dict[str, str]) -> list[str]:
         name = match.group(1)
         if name not in variables:
             raise KeyError(f"SQL variable ${{{name}}} has no value (give --var {name}=...)")
-        if _SQL_UNSAFE.search(variables[name]):
+        resolved = resolve(variables[name])
+        if _SQL_UNSAFE.search(resolved):  # never said: it may be a secret
             raise ValueError(f"SQL variable ${{{name}}} holds a quote, ;, newline, backslash or comment: refused")
-        return variables[name]
+        return resolved
 
     body = "\n".join(line for line in text.splitlines() if not line.strip().startswith("--"))
     rendered = _VARIABLE.sub(value, body)

@@ -20,7 +20,10 @@ windows of seconds.
 from __future__ import annotations
 
 import argparse
+import os
+import re
 import sys
+from pathlib import Path
 
 FLUSH_VEHICLE = "__flush__"
 PYTHON_UDF = "capped_speed"
@@ -43,14 +46,63 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--state-backend", choices=["hashmap", "rocksdb"], default="")
     parser.add_argument("--incremental", action="store_true")
     parser.add_argument("--python-udf", action="store_true", help="average speeds through a Python UDF")
+    # A secured broker (chronos.connection_security.KafkaSecurity.program_args): the password as a reference,
+    # resolved here, where the program runs.
+    parser.add_argument("--kafka-security-protocol", default="", choices=["", "PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"])
+    parser.add_argument("--kafka-sasl-mechanism", default="", choices=["", "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"])
+    parser.add_argument("--kafka-username", default="")
+    parser.add_argument("--kafka-password", default="", help="${env:NAME} or ${file:/path}: never the password")
+    parser.add_argument("--kafka-ca-file", default="", help="the broker's CA (PEM)")
     args = parser.parse_args(argv)
     for name, value in vars(args).items():  # every string here lands inside a SQL string literal
         if isinstance(value, str) and any(c in value for c in "'\\\n\r\0"):
             parser.error(f"--{name.replace('_', '-')} holds a quote, backslash or newline: refused (it goes into SQL)")
+    if args.kafka_password and not _REFERENCE.fullmatch(args.kafka_password):
+        parser.error("--kafka-password takes a reference (${env:NAME} or ${file:/path}), not the password")
     return args
 
 
+_REFERENCE = re.compile(r"\$\{(env|file):([^{}\s]+)\}")
+# flink-sql-connector-kafka shades the Kafka client: its login modules live under the shaded package (the plain
+# names are not on the job's classpath: "No LoginModule found").
+_SHADED = "org.apache.flink.kafka.shaded."
+_JAAS_MODULE = {"PLAIN": _SHADED + "org.apache.kafka.common.security.plain.PlainLoginModule",
+                "SCRAM-SHA-256": _SHADED + "org.apache.kafka.common.security.scram.ScramLoginModule",
+                "SCRAM-SHA-512": _SHADED + "org.apache.kafka.common.security.scram.ScramLoginModule"}
+
+
+def resolve(reference: str) -> str:
+    """The secret a reference names (chronos.secret_refs' syntax), read where the program runs."""
+    found = _REFERENCE.fullmatch(reference)
+    assert found is not None
+    kind, name = found.groups()
+    if kind == "env":
+        if name not in os.environ:
+            raise KeyError(f"{reference}: the environment variable is not set where the program runs")
+        return os.environ[name]
+    return Path(name).read_text(encoding="utf-8").rstrip("\r\n")
+
+
+def kafka_options(a: argparse.Namespace) -> str:
+    """The Kafka client's security as connector options (empty for a plaintext broker)."""
+    if a.kafka_security_protocol in ("", "PLAINTEXT"):
+        return ""
+    options = {"properties.security.protocol": a.kafka_security_protocol}
+    if a.kafka_sasl_mechanism:
+        password = resolve(a.kafka_password)
+        if any(c in password + a.kafka_username for c in "'\"\\\n\r\0"):
+            raise ValueError("the Kafka user name or password holds a quote, backslash or newline: refused (it goes "
+                             "into SQL)")
+        options["properties.sasl.mechanism"] = a.kafka_sasl_mechanism
+        options["properties.sasl.jaas.config"] = (f'{_JAAS_MODULE[a.kafka_sasl_mechanism]} required '
+                                                  f'username="{a.kafka_username}" password="{password}";')
+    if a.kafka_ca_file:
+        options |= {"properties.ssl.truststore.type": "PEM", "properties.ssl.truststore.location": a.kafka_ca_file}
+    return "".join(f",\n          '{k}' = '{v}'" for k, v in options.items())
+
+
 def statements(a: argparse.Namespace) -> tuple[list[str], str]:
+    security = kafka_options(a)
     source = f"""
         CREATE TABLE vehicle_events (
           event_id STRING,
@@ -73,7 +125,7 @@ def statements(a: argparse.Namespace) -> tuple[list[str], str]:
           'properties.fetch.min.bytes' = '65536',
           'properties.fetch.max.wait.ms' = '100',
           'format' = 'json',
-          'json.ignore-parse-errors' = 'true'
+          'json.ignore-parse-errors' = 'true'{security}
         )"""
     sink = f"""
         CREATE TABLE vehicle_stats (
@@ -92,7 +144,7 @@ def statements(a: argparse.Namespace) -> tuple[list[str], str]:
           'format' = 'json',
           'sink.delivery-guarantee' = 'exactly-once',
           'sink.transactional-id-prefix' = '{a.transactional_id_prefix}',
-          'properties.transaction.timeout.ms' = '600000'
+          'properties.transaction.timeout.ms' = '600000'{security}
         )"""
     real = f"""
         CREATE TEMPORARY VIEW real_events AS

@@ -19,6 +19,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+from chronos.connection_security import PLAINTEXT, KafkaSecurity
 from chronos.errors import KafkaUnavailable
 from chronos.jobs.fleet import VehicleFleet
 from chronos.jobs.loadgen import KafkaEventSink, LoadReport, run_load
@@ -50,8 +51,10 @@ class ExperimentInput:
 
     def __init__(self, bootstrap: str, input_topic: str, output_topic: str, rate: float, vehicles: int,
                  run_id: str, *, seed: int = 0, settle_s: float = 5.0,
-                 clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> None:
+                 clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep,
+                 security: KafkaSecurity = PLAINTEXT) -> None:
         self.bootstrap, self.input_topic, self.output_topic = bootstrap, input_topic, output_topic
+        self.security = security
         self.rate, self.vehicles, self.seed, self.settle_s = rate, vehicles, seed, settle_s
         self.prefix = f"x{run_id}"
         self._tail_prefix = f"t{run_id}"
@@ -67,7 +70,7 @@ class ExperimentInput:
 
     def _produce(self, prefix: str, stop: threading.Event, keep: bool) -> None:
         try:
-            sink = KafkaEventSink(self.bootstrap, self.input_topic)
+            sink = KafkaEventSink(self.bootstrap, self.input_topic, self.security)
             try:
                 fleet = VehicleFleet(self.vehicles, seed=self.seed, run_id=prefix, prefix=prefix)
                 report = run_load(sink, fleet, ConstantRate(self.rate), duration_s=float("inf"),
@@ -87,7 +90,7 @@ class ExperimentInput:
 
     def start(self) -> None:
         for topic, attr in ((self.input_topic, "_input_start"), (self.output_topic, "_output_start")):
-            consumer = groupless_consumer(self.bootstrap, "read_uncommitted")
+            consumer = groupless_consumer(self.bootstrap, "read_uncommitted", self.security)
             try:
                 setattr(self, attr, _assign_from(consumer, topic, None))
             finally:
@@ -96,7 +99,7 @@ class ExperimentInput:
 
     def _input_counts(self) -> Counter[str]:
         """Per key, the counted events in the input topic (all of them: the producer has flushed)."""
-        consumer = groupless_consumer(self.bootstrap, "read_uncommitted")
+        consumer = groupless_consumer(self.bootstrap, "read_uncommitted", self.security)
         counts: Counter[str] = Counter()
         mine = (self.prefix + "-").encode()
         try:
@@ -123,7 +126,7 @@ class ExperimentInput:
             expected = self._input_counts()
             self.input_read_s = self._clock() - began
             observed: Counter[str] = Counter()
-            consumer = groupless_consumer(self.bootstrap, "read_committed")
+            consumer = groupless_consumer(self.bootstrap, "read_committed", self.security)
             deadline = self._clock() + timeout_s
             settled_at: float | None = None
             changed_at = self._clock()

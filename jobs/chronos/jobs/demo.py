@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from chronos.connection_security import PLAINTEXT, KafkaSecurity
+from chronos.errors import InvalidInput
 from chronos.jobs.shipped import shipped
 from chronos.model import JobSpec, check_bootstrap, check_kafka_name
 
@@ -21,6 +23,7 @@ class DemoSettings:
     window_s: int = 5
     group_id: str = "chronos-demo"
     python_udf: bool = False  # a Python worker per TaskManager (for the python-worker fault)
+    kafka: KafkaSecurity = PLAINTEXT  # a secured broker: the program's own login (secrets as references)
 
 
 def demo_spec(s: DemoSettings) -> JobSpec:
@@ -42,4 +45,8 @@ def demo_spec(s: DemoSettings) -> JobSpec:
         args += ("--connector-jar", s.connector_jar)
     if s.python_udf:
         args += ("--python-udf",)
+    try:
+        args += s.kafka.program_args()
+    except ValueError as exc:
+        raise InvalidInput(str(exc)) from None
     return JobSpec(name=s.name, python_file=str(JOB_FILE), args=args, parallelism=s.parallelism)

@@ -7,17 +7,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from chronos.connection_security import PLAINTEXT, KafkaSecurity
 from chronos.errors import KafkaUnavailable
 from chronos.jobs.topic_offsets import END_OFFSETS_TIMEOUT_MS, groupless_consumer
 from chronos.profiler.input_sample import InputRecord, Partition
 
 
 class TopicRecorder:
-    def __init__(self, bootstrap: str, topics: tuple[str, ...], *, from_start: bool = False) -> None:
+    def __init__(self, bootstrap: str, topics: tuple[str, ...], *, from_start: bool = False,
+                 security: KafkaSecurity = PLAINTEXT) -> None:
         """`from_start`: read what the topics hold instead (a bench reading back a replay)."""
         from kafka import TopicPartition
 
-        self._consumer = groupless_consumer(bootstrap, isolation="read_committed")
+        self._consumer = groupless_consumer(bootstrap, isolation="read_committed", security=security)
         assigned = []
         for topic in topics:
             partitions = self._consumer.partitions_for_topic(topic)

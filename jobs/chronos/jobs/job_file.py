@@ -23,9 +23,17 @@
       latency-source: output             # or flink-latency (Flink's latency markers, needs
                                          # metrics.latency.interval), or promql (+ latency-query,
                                          # prometheus-url: a query whose first sample is p99 in seconds)
+      kafka:                             # a secured broker: how chronos's clients log in (default: the
+        security-protocol: SASL_SSL      # stack's own, or `chronos --kafka-security FILE`)
+        sasl-mechanism: SCRAM-SHA-512    # PLAIN | SCRAM-SHA-256 | SCRAM-SHA-512
+        username: analytics
+        password: ${file:/run/secrets/kafka-password}   # by reference only: ${env:NAME} or ${file:/path}
+        ca-file: ca.pem                  # PEM; cert-file + key-file (+ key-password) for mutual TLS
 
 `${name}` anywhere in the file takes a value from the defaults handed in (the stack's `bootstrap`)
-or from `program.vars`. The result is a JobSpec chronos can submit and resubmit, and the JobIO its
+or from `program.vars`; `${env:NAME}` and `${file:/path}` are secrets' references, left as they are (chronos reads them
+only where it builds a client; a SQL job's program resolves the ones in its variables where it runs). The result is
+a JobSpec chronos can submit and resubmit, and the JobIO its
 collector reads.
 
 What a job file may not do: name a program outside its own folder by a relative path (`../../etc/passwd`:
@@ -43,6 +51,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from chronos.connection_security import PLAINTEXT, KafkaSecurity
 from chronos.errors import InvalidInput, field_error
 from chronos.input_files import read_mapping, read_text
 from chronos.jobs.shipped import shipped
@@ -135,6 +144,7 @@ class _IO(BaseModel):
     latency_source: Literal["output", "flink-latency", "promql"] = Field("output", alias="latency-source")
     latency_query: str = Field("", alias="latency-query")
     prometheus_url: str = Field("", alias="prometheus-url")
+    kafka: KafkaSecurity | None = None
 
     @model_validator(mode="after")
     def _promql_complete(self) -> _IO:
@@ -173,6 +183,15 @@ class _JobFile(BaseModel):
     io: _IO
 
 
+_FILE_FIELDS = ("ca-file", "cert-file", "key-file")
+
+
+def _files_beside(kafka: dict[str, Any], base: Path) -> dict[str, Any]:
+    """The TLS files a job file names, relative to its folder, as absolute paths (its record is read from anywhere)."""
+    return {k: (str((base / v).resolve()) if k in _FILE_FIELDS and isinstance(v, str) and "${" not in v else v)
+            for k, v in kafka.items()}
+
+
 def _substitute(value: Any, variables: dict[str, str], where: Path) -> Any:
     if isinstance(value, str):
         def one(match: re.Match[str]) -> str:
@@ -187,8 +206,13 @@ def _substitute(value: Any, variables: dict[str, str], where: Path) -> Any:
     return value
 
 
-def load_job_file(path: Path, defaults: dict[str, str], program_required: bool = True) -> tuple[JobSpec, JobIO]:
+def load_job_file(path: Path, defaults: dict[str, str], program_required: bool = True,
+                  kafka: KafkaSecurity = PLAINTEXT) -> tuple[JobSpec, JobIO]:
+    """`kafka`: how chronos's clients reach the job's broker when the file's io says nothing of it."""
     raw = read_mapping(path, "job file", "name, program, io")
+    io_raw = raw.get("io")
+    if isinstance(io_raw, dict) and isinstance(io_raw.get("kafka"), dict):
+        io_raw["kafka"] = _files_beside(io_raw["kafka"], path.parent)
     own_vars = raw.get("program", {}).get("vars", {}) if isinstance(raw.get("program"), dict) else {}
     if not isinstance(own_vars or {}, dict):
         raise InvalidInput(f"invalid job file {path}: program.vars must be a mapping of name: value, "
@@ -212,7 +236,8 @@ def load_job_file(path: Path, defaults: dict[str, str], program_required: bool =
     except InvalidInput as exc:
         raise InvalidInput(f"invalid job file {path}: {exc}") from None
     io = JobIO(job.io.bootstrap, inputs[0], job.io.output_topic, job.io.timestamp_field, job.io.latency_source,
-               job.io.latency_query, job.io.prometheus_url, tuple(inputs[1:]))
+               job.io.latency_query, job.io.prometheus_url, tuple(inputs[1:]),
+               kafka if job.io.kafka is None else job.io.kafka)
     if program is None:
         if program_required:
             raise InvalidInput(f"invalid job file {path}: program: chronos submits this job, so it needs one")

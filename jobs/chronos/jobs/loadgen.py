@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from chronos.clock import wall_ms
+from chronos.connection_security import PLAINTEXT, KafkaSecurity
 from chronos.jobs.fleet import VehicleFleet, flush_event
 from chronos.jobs.record_producer import RecordProducer
 from chronos.rates import RateProfile
@@ -131,9 +132,9 @@ def paced(
 class KafkaEventSink:
     """The load generator's events to one topic (chronos.jobs.record_producer says which client, and why)."""
 
-    def __init__(self, bootstrap: str, topic: str) -> None:
+    def __init__(self, bootstrap: str, topic: str, security: KafkaSecurity = PLAINTEXT) -> None:
         self._topic = topic
-        self._producer = RecordProducer(bootstrap)
+        self._producer = RecordProducer(bootstrap, security)
 
     def send(self, key: bytes | None, value: bytes, partition: int | None = None) -> None:
         self._producer.send(self._topic, key, value, partition=partition or 0)

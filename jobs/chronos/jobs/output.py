@@ -13,8 +13,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from chronos.errors import KafkaUnavailable
-from chronos.jobs.kafka_bootstrap import require_reachable
+from chronos.connection_security import PLAINTEXT, KafkaSecurity
+from chronos.jobs.kafka_bootstrap import client_refused, require_accepted
 
 
 @dataclass(frozen=True)
@@ -37,13 +37,14 @@ class OutputRecord:
             return None  # anyone can write to the topic: what is not an output record is skipped
 
 
-def committed_consumer(bootstrap: str, topic: str, from_beginning: bool, idle_fetch_ms: int = 500) -> Any:
+def committed_consumer(bootstrap: str, topic: str, from_beginning: bool, idle_fetch_ms: int = 500,
+                       security: KafkaSecurity = PLAINTEXT) -> Any:
     """`idle_fetch_ms`: how long the broker holds a fetch that finds nothing new (it answers at once when there is):
     a watcher that runs for weeks raises it, and asks the broker (and wakes its own network thread) less often."""
     from kafka import KafkaConsumer
     from kafka.errors import KafkaError
 
-    require_reachable(bootstrap)
+    require_accepted(bootstrap, security)
     try:
         return KafkaConsumer(
             topic, bootstrap_servers=bootstrap, isolation_level="read_committed",
@@ -51,10 +52,10 @@ def committed_consumer(bootstrap: str, topic: str, from_beginning: bool, idle_fe
             group_id=None, request_timeout_ms=30000, consumer_timeout_ms=1000,
             # kafka-python checks CRC32C in pure Python: most of an observer's CPU. The records come over
             # TCP (checksummed) from a broker that verified them on append.
-            check_crcs=False, fetch_max_wait_ms=idle_fetch_ms,
+            check_crcs=False, fetch_max_wait_ms=idle_fetch_ms, **security.kafka_python_settings(),
         )
     except (KafkaError, OSError, ValueError) as exc:
-        raise KafkaUnavailable(f"cannot reach Kafka at {bootstrap} ({type(exc).__name__})") from exc
+        raise client_refused(exc, bootstrap, security) from None
 
 
 def committed_records(consumer: Any, poll_ms: int = 500, timestamp_field: str = "max_created_ms") -> Iterator[list[OutputRecord]]:
@@ -76,10 +77,11 @@ def output_totals(
     expected_total: int,
     timeout_s: float,
     clock: Callable[[], float] = time.monotonic,
+    security: KafkaSecurity = PLAINTEXT,
 ) -> Counter[str]:
     """Sum `event_count` per key of one kind from the start of the topic until the totals reach
     `expected_total` and stay there for a few polls, or `timeout_s` passes."""
-    consumer = committed_consumer(bootstrap, topic, from_beginning=True)
+    consumer = committed_consumer(bootstrap, topic, from_beginning=True, security=security)
     totals: Counter[str] = Counter()
     deadline = clock() + timeout_s
     quiet_polls = 0

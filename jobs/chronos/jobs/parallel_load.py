@@ -21,6 +21,7 @@ from multiprocessing.sharedctypes import Synchronized
 from multiprocessing.synchronize import Event
 from typing import Any
 
+from chronos.connection_security import PLAINTEXT, KafkaSecurity
 from chronos.errors import ChronosError
 from chronos.jobs.fleet import VehicleFleet, flush_event
 from chronos.jobs.loadgen import KafkaEventSink, LoadProgress, LoadReport, run_load
@@ -39,6 +40,7 @@ class LoadPlan:
     count: int | None = None
     workers: int = 1
     niceness: int = 0  # the workers' OS priority: a profiling copy's load runs below the live job
+    security: KafkaSecurity = PLAINTEXT
 
     def share(self, worker: int) -> tuple[int, int, int | None]:
         """(first vehicle, vehicles, events) of one worker."""
@@ -93,7 +95,7 @@ def _worker(body: WorkerBody, plan: Any, index: int, sent: Synchronized, stop: E
 def _produce(plan: LoadPlan, index: int, sent: Synchronized, stop: Event) -> LoadReport:  # type: ignore[type-arg]
     first, vehicles, count = plan.share(index)
     fleet = VehicleFleet(vehicles, seed=plan.seed + index, run_id=f"{plan.run_id}-w{index}", first_vehicle=first)
-    sink = KafkaEventSink(plan.bootstrap, plan.topic)
+    sink = KafkaEventSink(plan.bootstrap, plan.topic, plan.security)
     last = [0]
 
     def progress(p: LoadProgress) -> None:
@@ -122,7 +124,7 @@ def run_parallel_load(
     reports = run_worker_processes(_produce, plan, plan.workers, plan.profile, on_progress=on_progress,
                                    should_stop=should_stop, niceness=plan.niceness)
     if close_windows:
-        sink = KafkaEventSink(plan.bootstrap, plan.topic)
+        sink = KafkaEventSink(plan.bootstrap, plan.topic, plan.security)
         for partition in sink.partitions():
             sink.send(None, flush_event(int(time.time() * 1000)), partition=partition)
         sink.close()

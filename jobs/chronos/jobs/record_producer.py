@@ -17,8 +17,9 @@ from __future__ import annotations
 import zlib
 from collections.abc import Sequence
 
-from chronos.errors import KafkaUnavailable
-from chronos.jobs.kafka_bootstrap import require_reachable
+from chronos.connection_security import PLAINTEXT, KafkaSecurity
+from chronos.errors import KafkaUnavailable, scrub
+from chronos.jobs.kafka_bootstrap import require_accepted
 from chronos.profiler.replay import OutgoingRecord
 
 LINGER_MS = 20
@@ -31,18 +32,21 @@ class RecordProducer:
     """Records to any topic; a keyed record goes to crc32(key) modulo the topic's partitions (a key always lands in
     one partition, which is all the jobs' ordering needs), an unkeyed one to the partition it names (modulo)."""
 
-    def __init__(self, bootstrap: str) -> None:
+    def __init__(self, bootstrap: str, security: KafkaSecurity = PLAINTEXT) -> None:
         from confluent_kafka import KafkaException, Producer
 
-        require_reachable(bootstrap)
+        require_accepted(bootstrap, security)
+        secured = security.librdkafka_settings()
+        self._secrets = security.secrets()
         try:
             self._producer = Producer({
                 "bootstrap.servers": bootstrap, "acks": "all", "enable.idempotence": True, "linger.ms": LINGER_MS,
                 "batch.size": 256 * 1024, "message.timeout.ms": DELIVERY_TIMEOUT_MS, "socket.timeout.ms": 15_000,
                 "log_level": 3,  # errors only: a broker restart is retried, not worth a line per connection
+                **secured,
             })
         except KafkaException as exc:
-            raise KafkaUnavailable(f"cannot make a Kafka producer for {bootstrap}: {exc}") from exc
+            raise KafkaUnavailable(f"cannot make a Kafka producer for {bootstrap}: {scrub(str(exc), self._secrets)}") from None
         self._bootstrap = bootstrap
         self._partitions: dict[str, tuple[int, ...]] = {}
         self._failed: str | None = None
@@ -56,7 +60,8 @@ class RecordProducer:
             try:
                 described = self._producer.list_topics(topic, timeout=METADATA_TIMEOUT_S).topics.get(topic)
             except KafkaException as exc:
-                raise KafkaUnavailable(f"cannot read topic {topic}'s partitions from {self._bootstrap}: {exc}") from exc
+                raise KafkaUnavailable(f"cannot read topic {topic}'s partitions from {self._bootstrap}: "
+                                       f"{scrub(str(exc), self._secrets)}") from None
             found = sorted(described.partitions) if described is not None and described.error is None else []
             parts = self._partitions[topic] = tuple(found) or (0,)
         return parts
@@ -83,7 +88,7 @@ class RecordProducer:
     def _delivered(self, error: object, _message: object) -> None:
         if error is not None:
             self._failures += 1
-            self._failed = self._failed or str(error)
+            self._failed = self._failed or scrub(str(error), self._secrets)
 
     def flush(self) -> None:
         left = self._producer.flush(FLUSH_TIMEOUT_S)

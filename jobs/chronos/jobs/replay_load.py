@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from multiprocessing.sharedctypes import Synchronized
 from multiprocessing.synchronize import Event
 
+from chronos.connection_security import PLAINTEXT, KafkaSecurity
 from chronos.jobs.loadgen import LoadProgress, LoadReport, paced
 from chronos.jobs.parallel_load import run_worker_processes
 from chronos.jobs.record_producer import RecordProducer
@@ -30,6 +31,7 @@ class ReplayPlan:
     duration_s: float = 24 * 3600
     workers: int = 1
     niceness: int = 0  # the producers' OS priority: a profiling copy's input runs below the live job
+    security: KafkaSecurity = PLAINTEXT
 
 
 def _replay(plan: ReplayPlan, index: int, sent: Synchronized, stop: Event) -> LoadReport:  # type: ignore[type-arg]
@@ -37,7 +39,7 @@ def _replay(plan: ReplayPlan, index: int, sent: Synchronized, stop: Event) -> Lo
     if not records:
         return LoadReport(0, 0.0, 0.0, ())
     feed = ReplayFeed(records, dict(plan.topics), EventTimeFields(plan.event_time_paths))
-    producer = RecordProducer(plan.bootstrap)
+    producer = RecordProducer(plan.bootstrap, plan.security)
     counts: Counter[str] = Counter()
     last = [0]
 

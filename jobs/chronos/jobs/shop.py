@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from itertools import accumulate
 
+from chronos.connection_security import PLAINTEXT, KafkaSecurity
 from chronos.jobs.loadgen import LoadProgress, LoadReport, paced
 from chronos.jobs.record_producer import RecordProducer
 from chronos.profiler.replay import OutgoingRecord
@@ -78,10 +79,11 @@ def run_shop(
     max_events: int | None = None,
     should_stop: Callable[[], bool] = lambda: False,
     on_progress: Callable[[LoadProgress], None] | None = None,
+    security: KafkaSecurity = PLAINTEXT,
 ) -> LoadReport:
     """Produce the shop's records (orders and payments together) at the profile's rate."""
     shop = Shop(customers, seed, f"s{seed}-{int(time.time())}", topics)
-    producer = RecordProducer(bootstrap)
+    producer = RecordProducer(bootstrap, security)
     counts: Counter[str] = Counter()
 
     def send_batch(batch: int, stamp: int) -> None:

@@ -10,17 +10,18 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from chronos.connection_security import PLAINTEXT, KafkaSecurity
 from chronos.jobs.shop import ShopTopics
+from chronos.jobs.topic_offsets import groupless_consumer
 
 JOIN_BOUND_MS = 10_000  # jobs/shop_payments.sql: paid_at BETWEEN placed_at AND placed_at + 10 s
 
 
-def read_committed(bootstrap: str, topic: str) -> list[Any]:
+def read_committed(bootstrap: str, topic: str, security: KafkaSecurity = PLAINTEXT) -> list[Any]:
     """Every committed record of a topic, from the beginning to the end offsets as of now."""
-    from kafka import KafkaConsumer, TopicPartition
+    from kafka import TopicPartition
 
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False,
-                             isolation_level="read_committed")
+    consumer = groupless_consumer(bootstrap, "read_committed", security)
     try:
         parts = [TopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic) or ())]
         consumer.assign(parts)
@@ -35,12 +36,12 @@ def read_committed(bootstrap: str, topic: str) -> list[Any]:
         consumer.close()
 
 
-def expected_paid(bootstrap: str, topics: ShopTopics) -> tuple[Counter[str], int]:
+def expected_paid(bootstrap: str, topics: ShopTopics, security: KafkaSecurity = PLAINTEXT) -> tuple[Counter[str], int]:
     """Per customer, the orders paid within the join's bound, and the number of orders placed."""
     placed = {o["order_id"]: (o["customer_id"], datetime.fromisoformat(o["placed_at"]).timestamp() * 1000)
-              for o in read_committed(bootstrap, topics.orders)}
+              for o in read_committed(bootstrap, topics.orders, security)}
     paid: Counter[str] = Counter()
-    for p in read_committed(bootstrap, topics.payments):
+    for p in read_committed(bootstrap, topics.payments, security):
         order = placed.get(p["payment"]["order_id"])
         if order is not None and order[1] <= p["payment"]["at_ms"] <= order[1] + JOIN_BOUND_MS:
             paid[order[0]] += 1

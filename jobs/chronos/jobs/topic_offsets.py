@@ -4,35 +4,36 @@ from __future__ import annotations
 
 from typing import Any
 
+from chronos.connection_security import PLAINTEXT, KafkaSecurity
 from chronos.errors import KafkaUnavailable
-from chronos.jobs.kafka_bootstrap import require_reachable
+from chronos.jobs.kafka_bootstrap import client_refused, require_accepted
 
 # An end-offsets request that does not answer within this is a missing reading, not a stalled tuner.
 END_OFFSETS_TIMEOUT_MS = 5000
 
 
-def groupless_consumer(bootstrap: str, isolation: str = "read_uncommitted") -> Any:
+def groupless_consumer(bootstrap: str, isolation: str = "read_uncommitted", security: KafkaSecurity = PLAINTEXT) -> Any:
     """A consumer in no group that commits nothing: it reads or inspects a topic without a trace."""
     from kafka import KafkaConsumer
     from kafka.errors import KafkaError
 
-    require_reachable(bootstrap)
+    require_accepted(bootstrap, security)
     try:
         # 8 MiB per partition and fetch (not 1 MiB): the exactly-once check reads a busy job's millions of records.
         return KafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False,
                              isolation_level=isolation, request_timeout_ms=30000,
-                             max_partition_fetch_bytes=8 * 1024 * 1024)
+                             max_partition_fetch_bytes=8 * 1024 * 1024, **security.kafka_python_settings())
     except (KafkaError, OSError, ValueError) as exc:
-        raise KafkaUnavailable(f"cannot reach Kafka at {bootstrap} ({type(exc).__name__})") from exc
+        raise client_refused(exc, bootstrap, security) from None
 
 
 class TopicEndOffsets:
     """The end offsets of one or several topics (a job's inputs), added up."""
 
-    def __init__(self, bootstrap: str, topic: str, *more: str) -> None:
+    def __init__(self, bootstrap: str, topic: str, *more: str, security: KafkaSecurity = PLAINTEXT) -> None:
         from kafka import TopicPartition
 
-        self._consumer = groupless_consumer(bootstrap)
+        self._consumer = groupless_consumer(bootstrap, security=security)
         self._partitions = []
         for name in (topic, *more):
             partitions = self._consumer.partitions_for_topic(name)
@@ -68,12 +69,12 @@ class BrokerEndOffsets:
     whose topics answer keep their readings."""
 
     def __init__(self, bootstrap: str, fresh_s: float, clock: Any = None, alone_s: float = 60.0,
-                 consumer: Any = None) -> None:
+                 consumer: Any = None, security: KafkaSecurity = PLAINTEXT) -> None:
         import threading
         import time
 
         self._bootstrap = bootstrap
-        self._consumer = consumer if consumer is not None else groupless_consumer(bootstrap)
+        self._consumer = consumer if consumer is not None else groupless_consumer(bootstrap, security=security)
         self._fresh_s, self._alone_s = fresh_s, alone_s
         self._clock = clock or time.monotonic
         self._lock = threading.Lock()
