@@ -101,6 +101,9 @@ def up(options: StackOptions, report: Report = _quiet) -> tuple[StackState, bool
     """Start the stack, or return the running one. Returns (state, started_now)."""
     current = status(options.stack_dir)
     if current.health == "healthy" and current.state is not None:
+        if options.secure and current.state.kafka_security is None:
+            raise StackError(f"a plaintext stack runs in {options.stack_dir}; stop it (`chronos stack down`) to start "
+                             "it secured")
         return current.state, False
     if (options.stack_dir / STATE_FILE).exists():
         report("stopping what is left of a degraded stack")
