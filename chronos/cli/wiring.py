@@ -402,7 +402,9 @@ def deployment_to_tune(client: JobReads, deployment: str, namespace: str, job_fi
     name is the one Flink runs it under."""
     from chronos.jobs.job_file import load_job_file
 
-    loaded = load_job_file(job_file, {}, program_required=False) if job_file is not None else None
+    given = connections.kafka_security(os.environ)  # --kafka-security / the chart's secured-broker settings
+    loaded = load_job_file(job_file, {}, program_required=False, kafka=given or PLAINTEXT) \
+        if job_file is not None else None
     realizer = DeploymentRealizer(api or deployment_api(), namespace, deployment, journal,
                                   interval_in_force=lambda job_id: client.checkpoint_config(job_id).interval)
     status = realizer.check()

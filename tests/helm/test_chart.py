@@ -278,3 +278,47 @@ def test_every_flag_of_the_many_job_modes_exists_on_chronos_tune(tmp_path: Path)
              for a in tune_args(m) if a.startswith("--")}
     missing = [f for f in sorted(flags) if not re.search(rf"{re.escape(f)}\b", help_text)]
     assert not missing, f"not options of chronos tune: {missing}"
+
+
+SECURED = [
+    "security.kafka.protocol=SASL_SSL", "security.kafka.username=analytics", "security.kafka.passwordSecret.name=kafka-user",
+    "security.kafka.caSecret.name=kafka-ca", "security.rest.caSecret.name=flink-ca",
+    "security.rest.clientCertSecret.name=chronos-tls", "security.rest.authScheme=bearer",
+    "security.rest.authSecret.name=proxy-token",
+]
+
+
+def test_a_secured_cluster_is_reached_with_secrets_mounted_read_only_and_named_by_reference(tmp_path: Path) -> None:
+    from chronos.cli import connections
+
+    manifests = rendered(tmp_path, None, *SECURED)
+    validate_all(manifests)
+    pod = by_kind(manifests, "Deployment")[0]["spec"]["template"]["spec"]
+    env = {e["name"]: e.get("value") for e in pod["containers"][0]["env"]}
+    mounts = {m["name"]: m for m in pod["containers"][0]["volumeMounts"]}
+    secrets = {v["name"]: v["secret"] for v in pod["volumes"] if "secret" in v}
+    assert set(secrets) == {"kafka-password", "kafka-ca", "rest-ca", "rest-client", "rest-auth"}
+    assert all(mounts[name]["readOnly"] and mounts[name]["mountPath"] == f"/etc/chronos-secrets/{name}"
+               for name in secrets)
+    assert all(s["defaultMode"] == 0o440 for s in secrets.values())
+    assert secrets["rest-client"]["items"] == [{"key": "tls.crt", "path": "tls.crt"}, {"key": "tls.key", "path": "tls.key"}]
+    # What the pod's chronos reads, read by chronos: references to the mounted files, never a value.
+    config = next(m for m in by_kind(manifests, "ConfigMap") if m["metadata"]["name"] == "rel-chronos")["data"]
+    (tmp_path / "kafka-security.yaml").write_text(config["kafka-security.yaml"])
+    kafka = connections.kafka_security({connections.KAFKA_SECURITY_ENV: str(tmp_path / "kafka-security.yaml")})
+    assert kafka is not None and kafka.describe() == \
+        "SASL_SSL, SCRAM-SHA-512 as analytics, CA /etc/chronos-secrets/kafka-ca/ca.pem"
+    assert str(kafka.password) == "${file:/etc/chronos-secrets/kafka-password/password}"
+    assert env["CHRONOS_KAFKA_SECURITY"] == "/etc/chronos/kafka-security.yaml"
+    assert env["CHRONOS_REST_CA_FILE"] == "/etc/chronos-secrets/rest-ca/ca.pem"
+    assert env["CHRONOS_REST_AUTH"] == "bearer:${file:/etc/chronos-secrets/rest-auth/secret}"
+    rest = connections.rest_security({connections.REST_AUTH_ENV: env["CHRONOS_REST_AUTH"]})
+    assert rest is not None and str(rest.auth) == "${file:/etc/chronos-secrets/rest-auth/secret}"
+    plain = by_kind(rendered(tmp_path), "Deployment")[0]["spec"]["template"]["spec"]
+    assert not [v for v in plain["volumes"] if "secret" in v]
+    assert not [e for e in plain["containers"][0]["env"] if e["name"].startswith("CHRONOS_")]
+
+
+def test_a_sasl_login_without_its_secret_is_refused_in_one_line() -> None:
+    result = run_helm("template", "rel", str(CHART), "--set", "security.kafka.protocol=SASL_SSL")
+    assert result.returncode != 0 and "needs security.kafka.passwordSecret.name" in result.stderr

@@ -58,3 +58,38 @@ false
 yes
 {{- end -}}
 {{- end -}}
+
+{{/* The existing Secrets a secured cluster's credentials come from, as volumes (name, secret, items): each mounted
+read-only at /etc/chronos-secrets/<name>/ under the file names chronos is pointed at. */}}
+{{- define "chronos.secretVolumes" -}}
+{{- $volumes := list -}}
+{{- with .Values.security.kafka -}}
+{{- if and .protocol (hasPrefix "SASL_" .protocol) -}}
+{{- if not .passwordSecret.name -}}
+{{- fail "security.kafka.protocol SASL_* needs security.kafka.passwordSecret.name: the Secret holding the password" -}}
+{{- end -}}
+{{- $volumes = append $volumes (dict "name" "kafka-password" "secret" .passwordSecret.name "items" (list (dict "key" .passwordSecret.key "path" "password"))) -}}
+{{- end -}}
+{{- if and .protocol .caSecret.name -}}
+{{- $volumes = append $volumes (dict "name" "kafka-ca" "secret" .caSecret.name "items" (list (dict "key" .caSecret.key "path" "ca.pem"))) -}}
+{{- end -}}
+{{- if and .protocol .clientCertSecret.name -}}
+{{- $volumes = append $volumes (dict "name" "kafka-client" "secret" .clientCertSecret.name "items" (list (dict "key" .clientCertSecret.certKey "path" "tls.crt") (dict "key" .clientCertSecret.keyKey "path" "tls.key"))) -}}
+{{- end -}}
+{{- end -}}
+{{- with .Values.security.rest -}}
+{{- if .caSecret.name -}}
+{{- $volumes = append $volumes (dict "name" "rest-ca" "secret" .caSecret.name "items" (list (dict "key" .caSecret.key "path" "ca.pem"))) -}}
+{{- end -}}
+{{- if .clientCertSecret.name -}}
+{{- $volumes = append $volumes (dict "name" "rest-client" "secret" .clientCertSecret.name "items" (list (dict "key" .clientCertSecret.certKey "path" "tls.crt") (dict "key" .clientCertSecret.keyKey "path" "tls.key"))) -}}
+{{- end -}}
+{{- if .authScheme -}}
+{{- if not .authSecret.name -}}
+{{- fail "security.rest.authScheme needs security.rest.authSecret.name: the Secret holding the token (or user:password)" -}}
+{{- end -}}
+{{- $volumes = append $volumes (dict "name" "rest-auth" "secret" .authSecret.name "items" (list (dict "key" .authSecret.key "path" "secret"))) -}}
+{{- end -}}
+{{- end -}}
+{{- toYaml $volumes -}}
+{{- end -}}
