@@ -27,7 +27,7 @@ def proxy(stack: StackState) -> Iterator[str]:
     accepted = {f"Bearer {TOKEN}", "Basic " + base64.b64encode(BASIC.encode()).decode()}
 
     class Forward(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+        def do_GET(self) -> None:
             if self.headers.get("Authorization") not in accepted:
                 self.send_response(401)
                 self.send_header("WWW-Authenticate", "Bearer")
