@@ -16,6 +16,7 @@ from pathlib import Path
 
 import psutil
 
+from chronos.connection_security import PLAINTEXT, KafkaSecurity
 from chronos.errors import ChronosError, StackError
 from chronos.flink.distribution import find_distribution
 from chronos.flink.job_control import RestCheckpointTrigger
@@ -73,6 +74,9 @@ def check_capacity(parallel: int, available_gib: float, extra_taskmanagers: int 
 class LocalProfilingCluster:
     stack_dir: Path
     shared_bootstrap: str  # the live stack's broker: the copy's topics live there, and outlive this cluster
+    # How its clients log in to that broker: held here, not read from the cluster's state, because the copy's topics
+    # are deleted after the cluster is gone.
+    kafka: KafkaSecurity = PLAINTEXT
 
     def _state(self) -> StackState:
         state = load_state(self.stack_dir)
@@ -122,18 +126,18 @@ class LocalProfilingCluster:
         return LiveSignals(client, job_id, copy.spec.name, self.bootstrap, copy.input_topic, copy.output_topic,
                            state.prometheus_urls, owns_client=True, timestamp_field=timestamp_field,
                            more_input_topics=tuple(t for t in copy.input_topics if t != copy.input_topic),
-                           kafka=state.kafka_client)
+                           kafka=self.kafka)
 
     def create_topics(self, topics: list[str], partitions: int) -> None:
-        ensure_topics(self.bootstrap, topics, partitions=partitions, security=self._state().kafka_client)
+        ensure_topics(self.bootstrap, topics, partitions=partitions, security=self.kafka)
 
     def delete_topics(self, topics: list[str]) -> None:
-        delete_topics(self.bootstrap, topics, security=self._state().kafka_client)
+        delete_topics(self.bootstrap, topics, security=self.kafka)
 
     def start_load(self, topic: str, rate: RateProfile, vehicles: int, run_id: str, workers: int) -> BackgroundLoad:
         state = self._state()
         plan = LoadPlan(self.bootstrap, topic, rate, vehicles=vehicles, run_id=run_id, duration_s=24 * 3600,
-                        workers=workers, niceness=state.niceness, security=state.kafka_client)
+                        workers=workers, niceness=state.niceness, security=self.kafka)
         return BackgroundLoad(plan)
 
 
@@ -141,7 +145,7 @@ class LocalProfilingCluster:
                      event_time_fields: tuple[str, ...], workers: int) -> BackgroundReplay:
         state = self._state()
         return BackgroundReplay(ReplayPlan(self.bootstrap, sample, topics, rate, event_time_fields, workers=workers,
-                                           niceness=state.niceness, security=state.kafka_client))
+                                           niceness=state.niceness, security=self.kafka))
 
 
 class BackgroundReplay:
@@ -275,7 +279,8 @@ class LocalClusterPool:
                 raise
             if lease is not None:
                 self._held[stack_dir] = lease
-        return LocalProfilingCluster(stack_dir, self._bootstrap)
+        kafka = PLAINTEXT if self._credentials is None else self._credentials.kafka_client()
+        return LocalProfilingCluster(stack_dir, self._bootstrap, kafka)
 
     def release(self, cluster: object) -> None:
         if isinstance(cluster, LocalProfilingCluster):

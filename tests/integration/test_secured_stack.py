@@ -22,6 +22,7 @@ from chronos.stack.state import StackState
 from tests.conftest import SUITE_RECOVERY_SETTINGS, cache_dir, wait_until
 from tests.support.cli import assert_one_line_error, chronos
 from tests.support.processes import leftovers
+from tests.support.profile_copies import profile_topics
 
 pytestmark = pytest.mark.long(5)
 
@@ -77,7 +78,7 @@ def test_status_and_the_observer_read_the_job_over_tls_and_scram(secured: StackS
     assert stack.returncode == 0, stack.stderr
     assert json.loads(stack.stdout)["health"] == "healthy"
     wait_until(lambda: _input_rate(secured, demo) > 0, 60, 2, what="the input rate read off the secured broker")
-    observed = chronos("observe", "run", "--job", demo, "--duration", "15", "--window", "10", *sd, timeout=60)
+    observed = chronos("observe", "run", "--job", demo, "--duration", "10", "--window", "10", *sd, timeout=60)
     assert observed.returncode == 0, observed.stderr
     last = [line for line in observed.stderr.splitlines() if line.startswith("records")][-1]
     assert int(last.split()[1]) > 0, observed.stderr  # committed output read over SASL_SSL
@@ -147,9 +148,14 @@ def test_chaos_breaks_the_job_and_proves_it_exactly_once(secured: StackState, de
     result = json.loads(done.stdout)
     assert result["status"] == "completed" and result["exactly_once"] is True, result.get("delivery")
     delivery = result["delivery"]
-    assert delivery["input_events"] > 1_000 and delivery["lost"] == 0 and delivery["duplicated"] == 0
+    assert delivery["input_events"] > 3_000 and delivery["lost"] == 0 and delivery["duplicated"] == 0
+    assert delivery["input_events"] == delivery["output_events"] and delivery["keys"] == 50
     (m,) = result["measurements"]
-    assert m["recovery_s"] > 0 and m["fault"]["kind"] == "kill-taskmanager"
+    assert m["fault"]["kind"] == "kill-taskmanager"
+    assert m["fault"]["injected_wall_ms"] < m["detected_ms"] < m["running_ms"] <= m["recovered_ms"]
+    assert m["recovery_s"] > 0 and m["records_reprocessed"] > 0
+    kinds = [e["kind"] for e in result["journal"]]
+    assert kinds.index("load") < kinds.index("inject") < kinds.index("verify") < kinds.index("exactly-once")
 
 
 def test_a_tuner_retunes_the_job_through_the_secured_rest_api(secured: StackState, demo: str, tmp_path: Path) -> None:
@@ -179,6 +185,7 @@ def test_a_short_profile_runs_its_copy_on_the_secured_broker(secured: StackState
     outcome = json.loads(done.stdout)
     assert (outcome["completed"], outcome["failed"]) == (1, 0), outcome
     assert not list((Path(secured.stack_dir) / "profiling").glob("*/*/stack.json")), "its cluster is gone"
+    assert profile_topics(secured.bootstrap, secured.kafka_client) == [], "its topics are deleted from the broker"
 
 
 def test_no_file_chronos_wrote_holds_a_secret(secured: StackState, creds: StackCredentials, tmp_path: Path,

@@ -11,10 +11,21 @@ import time
 from pathlib import Path
 
 from chronos.errors import ChronosError
+from chronos.flink.prometheus_scrape import PromSample
+from chronos.flink.rest import FlinkRestClient
 from chronos.jobs.topic_offsets import TopicEndOffsets
 from chronos.signals.flink_metrics import FlinkMetricSignals, rest_source_samples
 from tests.conftest import BackgroundLoad, DemoJob, wait_until
 from tests.support.tuning import Tuner
+
+
+def rest_metric_ids(flink: FlinkRestClient, job_id: str) -> list[str]:
+    """What Flink's REST API lists for the job's source vertices (a failure's evidence)."""
+    found: list[str] = []
+    for vertex in flink.job(job_id).vertices:
+        if vertex.is_source:
+            found += [m for m in flink.vertex_metric_ids(job_id, vertex.id) if "Offset" in m or "pending" in m]
+    return found[:20]
 
 RATE = 400  # events/s: well inside the demo job's capacity on two busy cores
 
@@ -51,17 +62,24 @@ def test_a_job_submitted_elsewhere_is_paced_from_flinks_metrics_alone(demo_job: 
         rest = FlinkMetricSignals(flink, job_id, flink.job(job_id).name, [],
                                   read_samples=lambda: rest_source_samples(flink, job_id, flink.job(job_id).name))
 
+        misses: list[str] = []
+
         def rest_end() -> int | None:
             """Flink's metric handlers answer with what the JobManager's fetcher holds and fetch anew behind it: a
             first ask can find the source's offsets not fetched yet (a missing reading for the tuner, which asks
             again next step, as this does)."""
-            rest.reporter()
+            samples: list[PromSample] = []
             try:
+                samples = rest.reporter()
                 return rest.end_offset()
-            except ChronosError:
+            except ChronosError as exc:
+                misses.append(f"{exc} (the reading's metrics: {sorted({s.name for s in samples})})")
                 return None
 
-        reached = wait_until(rest_end, 30, 1, what="the source's offsets through Flink's REST API")
+        try:
+            reached = wait_until(rest_end, 30, 1, what="the source's offsets through Flink's REST API")
+        except AssertionError:
+            raise AssertionError(f"{misses[-3:]}; source metric ids Flink lists: {rest_metric_ids(flink, job_id)}") from None
         topic_end = ends.total_end_offset()
         assert topic_end - 10 * RATE <= reached <= topic_end, (reached, topic_end)
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import psutil
 
+from chronos.connection_security import PLAINTEXT, KafkaSecurity
 from chronos.stack.profiling_clusters import COPY_NICENESS
 from chronos.stack.state import StackState, load_state
 from tests.support.processes import leftovers
@@ -42,10 +43,10 @@ class ClusterWatch:
         return [line for d in seen for line in leftovers(d)]
 
 
-def profile_topics(bootstrap: str) -> list[str]:
+def profile_topics(bootstrap: str, security: KafkaSecurity = PLAINTEXT) -> list[str]:
     from kafka import KafkaAdminClient
 
-    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap, **security.kafka_python_settings())
     try:
         return [t for t in admin.list_topics() if "-profile-" in t]
     finally:
