@@ -24,7 +24,7 @@ from tests.support.cli import assert_one_line_error, chronos
 from tests.support.processes import leftovers
 from tests.support.profile_copies import profile_topics
 
-pytestmark = pytest.mark.long(5)
+pytestmark = [pytest.mark.long(5), pytest.mark.copies]  # it profiles: one profile at a time (profiling_turn)
 
 
 @pytest.fixture(scope="module")
@@ -48,17 +48,14 @@ def creds(secured: StackState) -> StackCredentials:
 
 @pytest.fixture(scope="module")
 def demo(secured: StackState) -> Iterator[str]:
-    """The demo job on the secured broker (its program logs in with the stack's SCRAM user), under load."""
+    """The demo job on the secured broker (its program logs in with the stack's SCRAM user)."""
     sd = ["--stack-dir", secured.stack_dir]
     done = chronos("job", "submit", "demo", "--interval", "5s", "--parallelism", "1", "--json", *sd, timeout=240)
     assert done.returncode == 0, done.stderr
     job_id = json.loads(done.stdout)["job_id"]
-    load = chronos("load", "run", "--rate", "200", "--background", *sd)
-    assert load.returncode == 0, load.stderr
     try:
         yield job_id
     finally:
-        chronos("load", "stop", *sd)
         with FlinkRestClient(secured.rest_url, security=secured.rest_client) as flink:
             for job in flink.jobs():
                 if job.state == "RUNNING":
@@ -77,8 +74,13 @@ def test_status_and_the_observer_read_the_job_over_tls_and_scram(secured: StackS
     stack = chronos("stack", "status", "--json", *sd)
     assert stack.returncode == 0, stack.stderr
     assert json.loads(stack.stdout)["health"] == "healthy"
-    wait_until(lambda: _input_rate(secured, demo) > 0, 60, 2, what="the input rate read off the secured broker")
-    observed = chronos("observe", "run", "--job", demo, "--duration", "10", "--window", "10", *sd, timeout=60)
+    load = chronos("load", "run", "--rate", "200", "--background", *sd)  # librdkafka over SASL_SSL
+    assert load.returncode == 0, load.stderr
+    try:
+        wait_until(lambda: _input_rate(secured, demo) > 0, 60, 2, what="the input rate read off the secured broker")
+        observed = chronos("observe", "run", "--job", demo, "--duration", "10", "--window", "10", *sd, timeout=60)
+    finally:
+        chronos("load", "stop", *sd)
     assert observed.returncode == 0, observed.stderr
     last = [line for line in observed.stderr.splitlines() if line.startswith("records")][-1]
     assert int(last.split()[1]) > 0, observed.stderr  # committed output read over SASL_SSL
@@ -130,7 +132,7 @@ steady-state-hypothesis:
   title: the load gets through
   window-s: 8
   probes:
-    - {name: throughput near both loads (its own and the 200/s beside it), signal: throughput, around: 500, tolerance-pct: 60}
+    - {name: throughput near the load, signal: throughput, around: 300, tolerance-pct: 50}
 method:
   - fault: kill-taskmanager
     when: {strategy: worst-case, before-s: 1}
@@ -175,10 +177,11 @@ def test_a_tuner_retunes_the_job_through_the_secured_rest_api(secured: StackStat
         assert flink.checkpoints(replaced).latest.restored is not None  # from the retune's savepoint
 
 
-def test_a_short_profile_runs_its_copy_on_the_secured_broker(secured: StackState, demo: str, tmp_path: Path) -> None:
+def test_a_short_profile_runs_its_copy_on_the_secured_broker(secured: StackState, demo: str, tmp_path: Path,
+                                                              profiling_turn: None) -> None:
     db = tmp_path / "profile.db"
     done = chronos("profile", "run", "--job", current_job(secured), "--rate", "200", "--runs", "1", "--parallel", "1",
-                   "--intervals", "2s..6s", "--faults", "1", "--repeats", "1", "--steady", "10s", "--warmup", "0s",
+                   "--intervals", "2s..6s", "--faults", "0", "--repeats", "1", "--steady", "10s", "--warmup", "0s",
                    "--hold", "5s", "--timeout", "120s", "--budget", "30m", "--json", "--db", str(db),
                    "--stack-dir", secured.stack_dir, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
