@@ -21,9 +21,6 @@ from chronos.secret_refs import SecretRef, SecretReference
 
 KafkaProtocol = Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"]
 SaslMechanism = Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
-_JAAS_MODULE = {"PLAIN": "org.apache.kafka.common.security.plain.PlainLoginModule",
-                "SCRAM-SHA-256": "org.apache.kafka.common.security.scram.ScramLoginModule",
-                "SCRAM-SHA-512": "org.apache.kafka.common.security.scram.ScramLoginModule"}
 
 
 class KafkaSecurity(BaseModel):
@@ -126,11 +123,6 @@ class KafkaSecurity(BaseModel):
 
 
 PLAINTEXT = KafkaSecurity()
-
-
-def jaas_config(mechanism: str, username: str, password: str) -> str:
-    """The Java client's `sasl.jaas.config` line (what a Flink Kafka connector takes)."""
-    return f'{_JAAS_MODULE[mechanism]} required username="{username}" password="{password}";'
 
 
 class RestSecurity(BaseModel):

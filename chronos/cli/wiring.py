@@ -98,12 +98,10 @@ def kafka_security(stack_dir: Path, servers: str) -> KafkaSecurity:
     return state.kafka_client if state is not None and state.bootstrap == servers else PLAINTEXT
 
 
-def flink_client(stack_dir: Path, override: str | None, patient: bool = False,
-                 security: RestSecurity | None = None) -> FlinkRestClient:
-    """The cluster's REST client; `patient` for a long-running part (chronos.flink.rest says why). `security`: a
-    job's own REST security (a jobs file's), else the options' or the stack's."""
+def flink_client(stack_dir: Path, override: str | None, patient: bool = False) -> FlinkRestClient:
+    """The cluster's REST client; `patient` for a long-running part (chronos.flink.rest says why)."""
     url = rest_url(stack_dir, override)
-    secured = security or rest_security(stack_dir, override)
+    secured = rest_security(stack_dir, override)
     return FlinkRestClient.patient(url, security=secured) if patient else FlinkRestClient(url, security=secured)
 
 

@@ -12,7 +12,7 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
-from chronos.connection_security import PLAINTEXT, KafkaSecurity, jaas_config
+from chronos.connection_security import PLAINTEXT, KafkaSecurity
 from chronos.errors import KafkaUnavailable, ToolMissing
 from chronos.stack.processes import ProcessRecord, running, spawn
 from chronos.stack.service_account import ServiceAccount
@@ -94,7 +94,8 @@ def secured_listeners(port: int, controller_port: int, credentials: StackCredent
         "sasl.enabled.mechanisms": SCRAM_MECHANISM,
         "sasl.mechanism.inter.broker.protocol": SCRAM_MECHANISM,
         f"listener.name.sasl_ssl.{SCRAM_MECHANISM.lower()}.sasl.jaas.config":
-            jaas_config(SCRAM_MECHANISM, BROKER_USER, secret("broker-password")),
+            f'org.apache.kafka.common.security.scram.ScramLoginModule required username="{BROKER_USER}" '
+            f'password="{secret("broker-password")}";',
         "listener.name.controller.ssl.client.auth": "required",
         "ssl.keystore.type": "PEM",
         "ssl.keystore.location": str(credentials.broker_pem),
