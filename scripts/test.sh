@@ -4,12 +4,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-# Three workers: two with a stack each, and an off-stack one for the modules that start no service (unit, CLI,
-# security, Helm), at the lowest CPU priority once past the ones that time what they test: it takes the CPU the
-# stacks leave (tests/support/module_scheduling.py). Whole modules are handed out as workers come free (a module's
+# Two workers, each with a stack of its own; whole modules are handed out as workers come free (a module's
 # tests may share a module-scoped run), the long ones first (tests/conftest.py), one module ahead at most
-# (`--dist loadfile` is its base). Most of the suite waits on Flink (failure detection, checkpoints, steady
-# windows), so two stack workers fit on two cores, with a third of them idle for the off-stack worker.
+# (tests/support/module_scheduling.py: `--dist loadfile` is its base). Most of the suite waits on
+# Flink (failure detection, checkpoints, steady windows), so two workers fit on two cores.
 # The stacks' JVMs compile with C1 only: a test's JVM lives a minute or two, and C2's compilations on two cores
 # slow the suite more than the faster code gains. They collect with the serial collector: heaps of a few hundred MB
 # on two cores, where G1's concurrent work and barriers cost more CPU than its shorter pauses are worth to a test
@@ -18,4 +16,4 @@ bash scripts/setup.sh
 # raced with faster JVMs (a profile finishing before its interrupt, a Kafka restart too short to be seen) no
 # longer depend on this machine's speed.
 export CHRONOS_JVM_OPTS="${CHRONOS_JVM_OPTS--XX:TieredStopAtLevel=1 -XX:+UseSerialGC}"
-exec .venv/bin/python -m pytest -n 3 --dist loadfile --no-loadscope-reorder "$@"
+exec .venv/bin/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder "$@"

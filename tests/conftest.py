@@ -34,13 +34,7 @@ from chronos.stack.local_stack import StackOptions, down, status, up
 from chronos.stack.locations import default_cache_dir
 from chronos.stack.service_account import DEFAULT_SERVICE_USER
 from chronos.stack.state import StackState, load_state
-from tests.support.module_scheduling import (
-    EXCLUSIVE_FILE_KEY,
-    OneModuleAhead,
-    announce_modules,
-    lower_priority_once,
-    offstack_worker,
-)
+from tests.support.module_scheduling import EXCLUSIVE_FILE_KEY, OneModuleAhead, announce_exclusive
 from tests.support.processes import leftovers
 from tests.support.quiesce import quiesce
 
@@ -50,25 +44,22 @@ def cache_dir() -> Path:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The order scripts/test.sh's workers take whole modules in: the longest module first, the short real-stack
-    modules beside it, then the other `long(minutes)` modules, longest first, then the modules that use no `stack`
-    fixture but start services (the contract suites reach a stack only through `getfixturevalue`, and
-    test_stack_lifecycle starts stacks of its own: 60 s at most), so that the worker that frees first fills the time
-    the other's last long module takes, and a worker that must know its next module before it runs its last test
-    holds a short one; last the off-stack modules (no service at all), the `wall_clock` ones first: the off-stack
-    worker (tests.support.module_scheduling) takes them from the start, the stack workers when they run out.
+    """The order scripts/test.sh's two workers (a stack each) take whole modules in: the longest module first, the
+    short real-stack modules beside it, then the other `long(minutes)` modules, longest first, and last the modules
+    that use no `stack` fixture (most take seconds; the contract suites reach it only through `getfixturevalue`,
+    and test_stack_lifecycle starts stacks of its own: 60 s at most), so that the worker that frees first fills the
+    time the other's last long module takes, and a worker that must know its next module before it runs its last
+    test holds a short one.
     The modules marked `copies` profile, one at a time (the `profiling_turn` fixture says why): the scheduler
-    passes one over while the other worker runs a profile. Handed out last instead, the second profile ran alone
-    for 130-315 s at the end of the suite, beside a one-minute module that took 158 s next to it."""
+    (tests.support.module_scheduling) passes one over while the other worker runs a profile. Handed out last
+    instead, the second profile ran alone for 130-315 s at the end of the suite, beside
+    a one-minute module that took 158 s next to it."""
     def minutes(item: pytest.Item) -> float:
         mark = item.get_closest_marker("long")
         return float(mark.args[0]) if mark is not None and mark.args else 0.0
 
     longest = max((minutes(item) for item in items), default=0.0)
     on_a_stack = {module(item) for item in items if "stack" in getattr(item, "fixturenames", ())}
-    offstack = {module(item) for item in items} - on_a_stack - {
-        module(item) for item in items if module(item).startswith(_STARTS_SERVICES)}
-    timed = {module(item) for item in items if item.get_closest_marker("wall_clock")}
 
     def place(item: pytest.Item) -> tuple[int, float]:
         m = minutes(item)
@@ -76,28 +67,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             return (0, 0.0)
         if m:
             return (2, -m)
-        if module(item) in on_a_stack:
-            return (1, 0.0)
-        if module(item) not in offstack:
-            return (3, 0.0)
-        return (4, 0.0) if module(item) in timed else (5, 0.0)
+        return (1, 0.0) if module(item) in on_a_stack else (3, 0.0)
 
     items.sort(key=place)  # stable: within a module, and among equals, collection order
-    announce_modules(config, {module(item) for item in items if item.get_closest_marker("copies")}, offstack)
-
-
-# Where the modules that start a real service without the `stack` fixture live: the contract suites (their real
-# side through `getfixturevalue`) and the integration tests (test_stack_lifecycle starts stacks of its own).
-_STARTS_SERVICES = ("tests/integration/", "tests/contracts/")
-
-
-def pytest_runtest_setup(item: pytest.Item) -> None:
-    """The off-stack worker lowers its priority at its first test that times nothing (see module_scheduling)."""
-    workerinput = getattr(item.config, "workerinput", None)
-    if workerinput is None or workerinput.get("workerid") != offstack_worker(int(workerinput.get("workercount", 1))):
-        return
-    if item.get_closest_marker("wall_clock") is None:
-        lower_priority_once(item.config)
+    announce_exclusive(config, {module(item) for item in items if item.get_closest_marker("copies")})
 
 
 def module(item: pytest.Item) -> str:
@@ -117,9 +90,7 @@ def pytest_configure_node(node: WorkerController) -> None:
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> OneModuleAhead | None:
     if config.getoption("dist") != "loadfile" or _EXCLUSIVE_FILE not in config.stash:
         return None  # another --dist asked for on the command line: xdist's own
-    workers = config.getoption("numprocesses")
-    return OneModuleAhead(config, config.stash[_EXCLUSIVE_FILE], log,
-                          offstack_worker(workers if isinstance(workers, int) else 0))
+    return OneModuleAhead(config, config.stash[_EXCLUSIVE_FILE], log)
 
 
 @pytest.fixture

@@ -25,8 +25,6 @@ from chronos.stack.job_records import JobRecordStore
 from chronos.stack.state import StackState
 from tests.support.cli import assert_one_line_error, chronos
 
-pytestmark = pytest.mark.wall_clock  # it times what it tests: at the usual CPU priority
-
 JOB = "0123456789abcdef0123456789abcdef"
 
 

@@ -19,8 +19,6 @@ from tests.support.cli import assert_one_line_error, chronos
 from tests.support.hostile_flink import hostile_flink
 from tests.support.processes import untouched
 
-pytestmark = pytest.mark.wall_clock  # it times what it tests: at the usual CPU priority
-
 WITHIN_S = 5.0
 CASES = cases()
 OUTCOMES: Counter[str] = Counter()

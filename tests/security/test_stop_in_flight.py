@@ -11,14 +11,10 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
 from chronos.flink.rest import PATIENT_REPLY_DEADLINE_S
 from tests.security.sweep_cases import _record_text
 from tests.support.cli import assert_one_line_error, chronos
 from tests.support.hostile_flink import JOB, hostile_flink, silence, trickle
-
-pytestmark = pytest.mark.wall_clock  # it times what it tests: at the usual CPU priority
 
 
 def test_a_tuner_waiting_on_a_silent_flink_stops_within_two_seconds_of_sigterm(tmp_path: Path) -> None:

@@ -15,8 +15,6 @@ from chronos.errors import FlinkRequestFailed, FlinkUnreachable
 from chronos.flink.rest import FlinkRestClient
 from tests.support.hostile_flink import JOB, endless, hostile_flink, json_reply, raw_reply, recorded_routes, silence, trickle
 
-pytestmark = pytest.mark.wall_clock  # it times what it tests: at the usual CPU priority
-
 
 @pytest.mark.parametrize("send", [trickle(0.2), trickle(0.2, headers_too=True), silence()],
                          ids=["body trickles", "headers trickle", "nothing comes"])

@@ -7,12 +7,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-import pytest
-
 from chronos.profiler.headroom import COPY_OVERHEAD_CORES, HostLoad, copies_for
 from chronos.stack.host_load import HostMeter
-
-pytestmark = pytest.mark.wall_clock  # it times what it tests: at the usual CPU priority
 
 
 def test_an_idle_host_runs_as_many_as_asked() -> None:

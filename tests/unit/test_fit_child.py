@@ -16,8 +16,6 @@ from chronos.optimizer.model_values import Observation, ProfileObservations
 from chronos.optimizer.models import fit_best
 from chronos.tune.fitting import FitFailed, ModelBook, fit_in_child
 
-pytestmark = pytest.mark.wall_clock  # it times what it tests: at the usual CPU priority
-
 POINTS = [Observation(i, r, 20 + i * r / 2000) for i in (2, 5, 10, 30) for r in (1000, 4000)]
 
 

@@ -14,8 +14,6 @@ import pytest
 
 from chronos.cli.graceful import graceful_stop
 
-pytestmark = pytest.mark.wall_clock  # it times what it tests: at the usual CPU priority
-
 
 def test_the_first_signal_asks_the_second_aborts_and_the_old_handlers_come_back() -> None:
     before = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}

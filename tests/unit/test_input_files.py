@@ -23,8 +23,6 @@ from chronos.input_files import (
     write_private,
 )
 
-pytestmark = pytest.mark.wall_clock  # it times what it tests: at the usual CPU priority
-
 
 def test_what_is_not_a_regular_file_is_refused_without_blocking(tmp_path: Path) -> None:
     fifo = tmp_path / "policy.yaml"

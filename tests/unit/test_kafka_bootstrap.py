@@ -8,8 +8,6 @@ from chronos.jobs.kafka_bootstrap import parse_bootstrap, require_reachable
 from chronos.jobs.topics import broker_answers
 from chronos.stack.ports import free_ports
 
-pytestmark = pytest.mark.wall_clock  # it times what it tests: at the usual CPU priority
-
 
 def test_parses_a_server_list() -> None:
     assert parse_bootstrap("a:1, b:2,[::1]:3") == [("a", 1), ("b", 2), ("::1", 3)]

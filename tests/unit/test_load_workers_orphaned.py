@@ -13,9 +13,6 @@ import time
 from pathlib import Path
 
 import psutil
-import pytest
-
-pytestmark = pytest.mark.wall_clock  # it times what it tests: at the usual CPU priority
 
 PARENT = textwrap.dedent("""
     import sys, time

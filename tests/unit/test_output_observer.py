@@ -11,11 +11,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-import pytest
-
 from chronos.signals.live import LiveSignals
-
-pytestmark = pytest.mark.wall_clock  # it times what it tests: at the usual CPU priority
 
 
 @dataclass

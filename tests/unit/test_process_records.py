@@ -22,8 +22,6 @@ from chronos.stack.processes import ProcessRecord, adopt, check, cpu_seconds, id
 from chronos.stack.state import StackState, save_state
 from tests.support.processes import bystanders, untouched
 
-pytestmark = pytest.mark.wall_clock  # it times what it tests: at the usual CPU priority
-
 
 def test_a_process_chronos_started_is_recognised_and_stopped(tmp_path: Path) -> None:
     record = spawn(["sleep", "600"], tmp_path / "sleep.log", role="a test sleeper", argv_marks=("600",))
