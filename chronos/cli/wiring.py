@@ -106,16 +106,15 @@ def flink_client(stack_dir: Path, override: str | None, patient: bool = False) -
 
 
 def submitter(path: str, client: FlinkRestClient, stack_dir: Path) -> JobSubmitter:
-    dist = find_distribution()
     state = load_state(stack_dir)
     inner: JobSubmitter
     if path == "cli":
         state = require_stack(stack_dir)
         home = state.flink_home
-        inner = CliSubmitter(dist, client.base_url, home / "conf", home / "log", home / "lib",
+        inner = CliSubmitter(find_distribution(), client.base_url, home / "conf", home / "log", home / "lib",
                              account_of(Path(state.services_dir)).run_as())
-    else:
-        inner = RestSubmitter(client, dist.python_jar)
+    else:  # the distribution looked for at a PyFlink program's first submission (a jar job needs none)
+        inner = RestSubmitter(client, lambda: find_distribution().python_jar)
     if state is None or state.service_user is None:
         return inner
     return ReadableFirst(inner, account_of(Path(state.services_dir)))

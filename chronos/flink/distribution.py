@@ -43,8 +43,9 @@ class FlinkDistribution:
 def find_distribution() -> FlinkDistribution:
     try:
         import pyflink
-    except ImportError as exc:  # pragma: no cover - a broken install
-        raise StackError("the apache-flink package is not installed in this Python") from exc
+    except ImportError as exc:  # chronos without its `flink` extra: the tuner alone (the container image)
+        raise StackError("no Flink distribution in this Python: running or submitting a Flink program here needs "
+                         "apache-flink (pip install 'chronos-flink[flink]'; the container image holds none)") from exc
     home = Path(pyflink.__file__).resolve().parent
     if not (home / "bin" / "jobmanager.sh").exists():
         raise StackError(f"no Flink distribution found in {home}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import re
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
@@ -44,16 +45,19 @@ def submission_config(spec: JobSpec, settings: CheckpointSettings) -> dict[str, 
     return config
 
 
-def program(spec: JobSpec, python_jar: Path) -> tuple[Path, str, list[str]]:
+def program(spec: JobSpec, python_jar: Path | Callable[[], Path]) -> tuple[Path, str, list[str]]:
     """(jar to run, entry class, program arguments) of a spec: a PyFlink program runs through
-    flink-python's PythonDriver, a jar job through its own entry class."""
+    flink-python's PythonDriver, a jar job through its own entry class. `python_jar` is looked for only for a
+    PyFlink program: a jar job needs no Flink distribution here (the container image holds none)."""
     if spec.jar:
         return Path(spec.jar), spec.entry_class, list(spec.args)
-    return python_jar, PYTHON_DRIVER, ["-py", spec.python_file, *spec.args]
+    return (python_jar if isinstance(python_jar, Path) else python_jar()), PYTHON_DRIVER, \
+        ["-py", spec.python_file, *spec.args]
 
 
 class RestSubmitter:
-    def __init__(self, client: FlinkRestClient, python_jar: Path) -> None:
+    def __init__(self, client: FlinkRestClient, python_jar: Path | Callable[[], Path]) -> None:
+        """`python_jar`: flink-python's jar, or where to find it when a PyFlink program is first submitted."""
         self._client = client
         self._python_jar = python_jar
         self._jar_ids: dict[tuple[Path, int, int], str] = {}  # (path, mtime ns, size) -> jar id on the cluster

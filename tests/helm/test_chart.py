@@ -10,6 +10,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -322,3 +323,24 @@ def test_a_secured_cluster_is_reached_with_secrets_mounted_read_only_and_named_b
 def test_a_sasl_login_without_its_secret_is_refused_in_one_line() -> None:
     result = run_helm("template", "rel", str(CHART), "--set", "security.kafka.protocol=SASL_SSL")
     assert result.returncode != 0 and "needs security.kafka.passwordSecret.name" in result.stderr
+
+
+def test_the_default_image_is_the_one_scripts_build_image_builds_and_a_digest_pins_it(tmp_path: Path) -> None:
+    """scripts/build_image.sh tags its image `image.repository:VERSION` (chronos's version, which the chart's
+    appVersion must be) and writes the manifest's digest, which `image.digest` takes."""
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    assert yaml.safe_load((CHART / "Chart.yaml").read_text())["appVersion"] == version
+    repository = yaml.safe_load((CHART / "values.yaml").read_text())["image"]["repository"]
+    script = (ROOT / "scripts" / "build_image.sh").read_text()
+    assert 'ref="$repository:$version"' in script and "helm/chronos/values.yaml" in script
+
+    def image(*sets: str) -> str:
+        pod = by_kind(rendered(tmp_path, None, *sets), "Deployment")[0]["spec"]["template"]["spec"]
+        assert pod["securityContext"]["runAsUser"] == 10001, "the image's own user (image/Containerfile)"
+        return str(pod["containers"][0]["image"])
+
+    assert image() == f"{repository}:{version}"
+    digest = "sha256:" + "0a" * 32
+    assert image(f"image.digest={digest}") == f"{repository}:{version}@{digest}"
+    refused = run_helm("template", "rel", str(CHART), "--set", "image.digest=latest")
+    assert refused.returncode != 0 and "does not match pattern" in refused.stderr, refused.stderr

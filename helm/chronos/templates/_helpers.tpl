@@ -93,3 +93,15 @@ read-only at /etc/chronos-secrets/<name>/ under the file names chronos is pointe
 {{- end -}}
 {{- toYaml $volumes -}}
 {{- end -}}
+
+{{/*
+The tuner's image: repository:tag (the tag defaults to the chart's appVersion, which scripts/build_image.sh tags
+the image it builds with), and @digest when one is given: the registry then serves exactly that image.
+*/}}
+{{- define "chronos.image" -}}
+{{- $ref := printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion) -}}
+{{- if .Values.image.digest -}}
+{{- $ref = printf "%s@%s" $ref .Values.image.digest -}}
+{{- end -}}
+{{- $ref -}}
+{{- end -}}
