@@ -333,6 +333,7 @@ def test_the_default_image_is_the_one_scripts_build_image_builds_and_a_digest_pi
     repository = yaml.safe_load((CHART / "values.yaml").read_text())["image"]["repository"]
     script = (ROOT / "scripts" / "build_image.sh").read_text()
     assert 'ref="$repository:$version"' in script and "helm/chronos/values.yaml" in script
+    assert f"ARG VERSION={version}\n" in (ROOT / "image" / "Containerfile").read_text(), "its label's default"
 
     def image(*sets: str) -> str:
         pod = by_kind(rendered(tmp_path, None, *sets), "Deployment")[0]["spec"]["template"]["spec"]
