@@ -80,7 +80,7 @@ def _apply_whiteouts(layer: Path, root: Path) -> None:
     """A `.wh.NAME` entry deletes NAME of the layers below; `.wh..wh..opq` empties its directory (OCI image spec)."""
     with tarfile.open(layer) as tar:
         for name in tar.getnames():
-            path = Path(name.lstrip("./") if name.startswith("./") else name)
+            path = Path(name.removeprefix("./"))
             if not path.name.startswith(".wh."):
                 continue
             parent = root / path.parent

@@ -74,7 +74,7 @@ def test_a_python_job_looks_for_it_when_it_is_submitted_and_says_what_is_missing
 
 def test_the_tuner_s_commands_run_without_pyflink_and_a_stack_says_what_it_needs(no_pyflink: Path,
                                                                                   tmp_path: Path) -> None:
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONPATH": f"{no_pyflink}:{Path.cwd()}"}
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONPATH": f"{no_pyflink}:{Path(__file__).resolve().parents[2]}"}
     assert chronos("--version", env=env).returncode == 0
     helped = chronos("tune", "--help", env=env)
     assert helped.returncode == 0 and "--dry-run" in helped.stdout, helped.stderr
