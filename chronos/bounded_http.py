@@ -7,8 +7,11 @@ reply took the CLI to 894 MB; a reply nested 100,000 deep ended in a RecursionEr
 of the socket here gets the time left before the exchange's deadline as its timeout (httpcore's
 `NetworkBackend` is the seam: the deadline reaches even the reading of the headers, where a trickle could
 otherwise go on for hours), the body is read in pieces and dropped past the cap, and the JSON depth is
-checked as the files' is (chronos.input_files). Environment proxies are not used: chronos talks to the
-cluster it is pointed at, and a proxy's transport would escape the deadline.
+checked as the files' is (chronos.input_files). A compressed body is inflated as its bytes arrive, and no further
+than the cap: chronos asks for none (`Accept-Encoding: identity`), but a server or proxy may send one anyway, and
+httpx inflates each piece whole (1,827 bytes of `gzip, gzip` are a GiB), so one content coding at most is read
+(gzip or deflate), by zlib with an output limit. Environment proxies are not used: chronos talks to the cluster it
+is pointed at, and a proxy's transport would escape the deadline.
 
 Hand-written over httpx/httpcore's public backend interface (no library offers a whole-request deadline for
 synchronous httpx).
@@ -19,7 +22,8 @@ from __future__ import annotations
 import contextvars
 import ssl
 import time
-from collections.abc import Iterable, Iterator
+import zlib
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,7 +32,7 @@ import httpcore
 import httpx
 
 from chronos.connection_security import RestSecurity
-from chronos.errors import InvalidInput
+from chronos.errors import IN_FORCE, InvalidInput
 from chronos.input_files import load_json
 
 DEADLINE_S = 30.0  # a Flink REST reply comes in milliseconds; 30 s is a cluster in distress, not a slow one
@@ -96,6 +100,48 @@ class _DeadlineBackend(httpcore.NetworkBackend):
         self._inner.sleep(seconds)
 
 
+_CODINGS = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}
+
+
+class _Inflater:
+    """One content coding undone as the body arrives, never producing more than `cap` + 1 bytes in all."""
+
+    def __init__(self, coding: str, cap: int) -> None:
+        self._coding, self._wbits, self._left = coding, _CODINGS[coding], cap + 1
+        self._inflate = zlib.decompressobj(self._wbits)
+
+    def feed(self, data: bytes) -> bytes:
+        out = bytearray()
+        try:
+            while data and self._left > 0:
+                piece = self._inflate.decompress(data, self._left)
+                out += piece
+                self._left -= len(piece)
+                data = self._inflate.unconsumed_tail
+                if self._inflate.eof:  # gzip may hold several members, one after the other
+                    data = self._inflate.unused_data + data
+                    self._inflate = zlib.decompressobj(self._wbits)
+        except zlib.error:
+            raise ReplyRefused(f"a reply that says it is {self._coding}-encoded, and is not") from None
+        return bytes(out)
+
+
+def inflater(codings: Sequence[str], cap: int) -> _Inflater | None:
+    """How to read a body sent with these Content-Encoding headers: None for none (or identity), one coding undone
+    under `cap`, or one line refusing the rest."""
+    found = [c.strip().lower() for header in codings for c in header.split(",") if c.strip()]
+    found = [c for c in found if c != "identity"]
+    if not found:
+        return None
+    if len(found) > 1:
+        raise ReplyRefused(f"a reply in {len(found)} content codings ({', '.join(c[:20] for c in found[:4])}); chronos "
+                           "asks for none and undoes one at most")
+    if found[0] not in _CODINGS:
+        raise ReplyRefused(f"a reply in the content coding {found[0][:20]!r}, which chronos does not read (it asks for "
+                           "none; gzip or deflate at most)")
+    return _Inflater(found[0], cap)
+
+
 class DeadlineTransport(httpx.HTTPTransport):
     """httpx's own transport with its connection pool built on the deadline backend."""
 
@@ -144,22 +190,26 @@ def rest_tls(security: RestSecurity | None) -> tuple[bool | ssl.SSLContext, dict
     client certificate to present) and the Authorization header, secrets read now; one line when a file is unusable."""
     if security is None or security.empty:
         return True, {}
+    files = ", ".join(f for f in (security.ca_file, security.cert_file, security.key_file) if f)
     try:
-        return security.ssl_context(), security.headers()
+        context = security.ssl_context()
+    except InvalidInput as exc:  # the one file reader's refusal: missing, a FIFO, too large
+        raise TlsSettingsUnreadable(f"cannot use the REST API's TLS files ({files}): {exc}") from None
     except (OSError, ssl.SSLError) as exc:
-        files = ", ".join(f for f in (security.ca_file, security.cert_file, security.key_file) if f)
         reason = getattr(exc, "strerror", None) or getattr(exc, "reason", None) or type(exc).__name__
         raise TlsSettingsUnreadable(f"cannot use the REST API's TLS files ({files}): {reason}") from None
+    return context, security.headers()
 
 
 class BoundedClient:
     """An httpx client whose every exchange is bounded (deadline, size); the reply comes back whole."""
 
     def __init__(self, base_url: str = "", deadline_s: float = DEADLINE_S, max_bytes: int = MAX_REPLY_BYTES,
-                 transport: httpx.BaseTransport | None = None, verify: bool = True,
+                 transport: httpx.BaseTransport | None = None, verify: bool | ssl.SSLContext = True,
                  security: RestSecurity | None = None) -> None:
         self.deadline_s = deadline_s
         self.max_bytes = max_bytes
+        IN_FORCE.remember_url(base_url)  # httpx sends a URL's password as a basic authorization: never said back
         context, auth = rest_tls(security)
         self._http = httpx.Client(base_url=base_url, timeout=deadline_s, trust_env=False,
                                   transport=transport or DeadlineTransport(verify=context if security else verify),
@@ -178,6 +228,7 @@ class BoundedClient:
         """The whole reply within `deadline_s` (default: the client's) and `max_bytes`; httpx's transport
         errors (DeadlinePassed among them) and ReplyRefused otherwise."""
         seconds = deadline_s or self.deadline_s
+        IN_FORCE.remember_url(url)
         try:
             with deadline(seconds), self._http.stream(method, url, timeout=seconds, **kwargs) as response:
                 declared = response.headers.get("content-length", "")
@@ -185,8 +236,14 @@ class BoundedClient:
                     raise ReplyRefused(f"a reply of {int(declared):,} bytes (chronos reads at most "
                                        f"{self.max_bytes >> 20} MiB)")
                 body = bytearray()
-                for chunk in response.iter_bytes():
-                    body += chunk
+                if response.is_stream_consumed:  # a test transport's reply, made (and decoded by httpx) in memory
+                    raw: Iterable[bytes] = (response.content,)
+                    inflate = None
+                else:
+                    raw = response.iter_raw()
+                    inflate = inflater(response.headers.get_list("content-encoding"), self.max_bytes)
+                for chunk in raw:
+                    body += chunk if inflate is None else inflate.feed(chunk)
                     if len(body) > self.max_bytes:
                         raise ReplyRefused(f"a reply over {self.max_bytes >> 20} MiB (chronos reads no more)")
                 return Reply(response.status_code, bytes(body), dict(response.headers))

@@ -11,13 +11,19 @@ copies, each of which spells the settings its own way (kafka-python, librdkafka,
 
 from __future__ import annotations
 
+import re
 import ssl
 from base64 import b64encode
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from chronos.errors import IN_FORCE, InvalidInput
+from chronos.input_files import read_bytes, read_text
 from chronos.secret_refs import SecretRef, SecretReference
+
+_HEADER_SAFE = re.compile(r"[\x20-\x7e]+")
 
 KafkaProtocol = Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"]
 SaslMechanism = Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
@@ -82,8 +88,9 @@ class KafkaSecurity(BaseModel):
             settings |= {"sasl_mechanism": self.sasl_mechanism, "sasl_plain_username": self.username,
                          "sasl_plain_password": _resolved(self.password)}
         if self.protocol.endswith("SSL"):
-            settings |= {"ssl_check_hostname": True, "ssl_cafile": self.ca_file, "ssl_certfile": self.cert_file,
-                         "ssl_keyfile": self.key_file, "ssl_password": _resolved(self.key_password)}
+            settings |= {"ssl_check_hostname": True, "ssl_cafile": self._file("ca_file"),
+                         "ssl_certfile": self._file("cert_file"), "ssl_keyfile": self._file("key_file"),
+                         "ssl_password": _resolved(self.key_password)}
         return {k: v for k, v in settings.items() if v is not None}
 
     def librdkafka_settings(self) -> dict[str, str]:
@@ -95,10 +102,14 @@ class KafkaSecurity(BaseModel):
             settings |= {"sasl.mechanisms": self.sasl_mechanism, "sasl.username": self.username or "",
                          "sasl.password": _resolved(self.password) or ""}
         if self.protocol.endswith("SSL"):
-            optional = {"ssl.ca.location": self.ca_file, "ssl.certificate.location": self.cert_file,
-                        "ssl.key.location": self.key_file, "ssl.key.password": _resolved(self.key_password)}
+            optional = {"ssl.ca.location": self._file("ca_file"), "ssl.certificate.location": self._file("cert_file"),
+                        "ssl.key.location": self._file("key_file"), "ssl.key.password": _resolved(self.key_password)}
             settings |= {k: v for k, v in optional.items() if v is not None}
         return settings
+
+    def _file(self, field: str) -> str | None:
+        path: str | None = getattr(self, field)
+        return None if path is None else checked_file(path, f"Kafka {field.replace('_', '-')}")
 
     def program_args(self) -> tuple[str, ...]:
         """The shipped demo program's options for its own Kafka clients (the Java client inside Flink): secrets as
@@ -160,26 +171,39 @@ class RestSecurity(BaseModel):
 
     def ssl_context(self) -> ssl.SSLContext:
         """A context trusting `ca_file` (else the system's CAs) and presenting the client certificate, if any.
-        OSError / ssl.SSLError when a file cannot be read; the caller names the option."""
-        context = ssl.create_default_context(cafile=self.ca_file)
+        OSError / ssl.SSLError when a file cannot be used; the caller names the option."""
+        context = ssl.create_default_context(cadata=None if self.ca_file is None else
+                                             read_text(Path(self.ca_file), "the REST API's CA file"))
         if self.cert_file and self.key_file:
-            context.load_cert_chain(self.cert_file, self.key_file, _resolved(self.key_password))
+            context.load_cert_chain(checked_file(self.cert_file, "client certificate"),
+                                    checked_file(self.key_file, "client key"), _resolved(self.key_password))
         return context
 
     def headers(self) -> dict[str, str]:
-        """The Authorization header (secret resolved now), if any."""
+        """The Authorization header (secret resolved now), if any; one line naming the reference for a secret no
+        header can carry (HTTP's header values are printable ASCII)."""
         secret = _resolved(self.auth)
         if secret is None:
             return {}
-        if self.auth_scheme == "basic":
-            return {"Authorization": "Basic " + b64encode(secret.encode()).decode()}
-        return {"Authorization": f"Bearer {secret}"}
+        if not _HEADER_SAFE.fullmatch(secret):
+            raise InvalidInput(f"{self.auth}: the secret holds a character an Authorization header cannot carry (a "
+                               "control character, a newline or non-ASCII text); only printable ASCII is sent")
+        value = "Basic " + b64encode(secret.encode()).decode() if self.auth_scheme == "basic" else f"Bearer {secret}"
+        IN_FORCE.remember(value, value.split(" ", 1)[1])
+        return {"Authorization": value}
 
     def secrets(self) -> tuple[str, ...]:
         return tuple(s for s in (_resolved(self.auth), _resolved(self.key_password)) if s)
 
 
 NO_REST_SECURITY = RestSecurity()
+
+
+def checked_file(path: str, what: str) -> str:
+    """`path` once the one file reader takes it (a regular file, small, readable), for a library that opens it itself:
+    a FIFO given as a CA would block that library's open for ever."""
+    read_bytes(Path(path), what)
+    return path
 
 
 def _resolved(ref: SecretRef | None) -> str | None:

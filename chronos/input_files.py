@@ -18,6 +18,7 @@ Every refusal is one line naming the file and, for a schema, the field.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import stat
@@ -153,10 +154,17 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a number JSON allows")
 
 
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1e400: JSON's grammar allows it, and Python reads it as an infinity
+        raise ValueError(f"the number {text[:24]} is out of range")
+    return value
+
+
 def load_json(text: str | bytes, where: str, max_depth: int = MAX_DEPTH) -> Any:
-    """Parse `text` as strict JSON (no NaN or Infinity) nested at most `max_depth` deep."""
+    """Parse `text` as strict JSON (no NaN or Infinity, written or overflowed) nested at most `max_depth` deep."""
     try:
-        return check_depth(json.loads(text, parse_constant=_no_constant), where, max_depth)
+        return check_depth(json.loads(text, parse_constant=_no_constant, parse_float=_finite), where, max_depth)
     except RecursionError:
         raise InvalidInput(f"{where} nests deeper than {max_depth} levels; chronos refuses it") from None
     except UnicodeDecodeError:

@@ -13,6 +13,7 @@ from chronos.errors import InvalidInput
 _DURATION = re.compile(r"^\s*(\d{1,12}(?:\.\d{1,9})?)\s*(ms|s|sec|min|m|h)?\s*$")
 MAX_DURATION_MS = 400 * 24 * 3_600_000  # no interval, window or report range chronos handles is over 400 days
 MAX_SECONDS = MAX_DURATION_MS / 1000
+MIN_SECONDS = 0.001  # the shortest duration a flag takes (1ms): a file or a reply is bounded the same way
 _UNIT_MS = {"ms": 1, "s": 1000, "sec": 1000, "m": 60_000, "min": 60_000, "h": 3_600_000}
 
 
@@ -74,11 +75,32 @@ def check_kafka_name(what: str, text: str) -> str:
     return text
 
 
+# Kubernetes names (RFC 1123): a namespace is a DNS label, an object's name a DNS subdomain. They become URL paths
+# of the API server and parts of job names: `..`, `a/b`, `a?watch=true` or an empty name would address something else.
+_KUBE_LABEL = re.compile(r"[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?")
+_KUBE_NAME = re.compile(r"[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*")
+
+
+def check_kube_namespace(text: str, what: str = "namespace") -> str:
+    if not isinstance(text, str) or not _KUBE_LABEL.fullmatch(text):
+        raise InvalidInput(f"{what} {str(text)[:80]!r} is not a Kubernetes namespace (RFC 1123 label: lower-case "
+                           "letters, digits and '-', at most 63)")
+    return text
+
+
+def check_kube_name(text: str, what: str = "name") -> str:
+    if not isinstance(text, str) or len(text) > 253 or not _KUBE_NAME.fullmatch(text):
+        raise InvalidInput(f"{what} {str(text)[:80]!r} is not a Kubernetes object name (RFC 1123 subdomain: lower-case "
+                           "letters, digits, '-' and '.', at most 253)")
+    return text
+
+
 # http(s)://[user[:password]@]host[:port][/path]: nothing in it unencoded that moves where the userinfo ends
 # (an @, a / or a space in a password), so what is hidden as credentials is exactly what is sent as them.
-_URL = re.compile(r"(?P<scheme>https?)://(?:(?P<userinfo>[^\s/?#@\\]*)@)?"
+# No control character anywhere (httpx refuses one in a path as an invalid URL, deep inside a command).
+_URL = re.compile(r"(?P<scheme>https?)://(?:(?P<userinfo>[^\s/?#@\\\x00-\x1f\x7f-\x9f\ud800-\udfff]*)@)?"
                   r"(?P<host>[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?|\[[0-9A-Fa-f:.]{2,45}\])"
-                  r"(?::(?P<port>\d{1,5}))?(?P<path>/[^\s@\\]*)?")
+                  r"(?::(?P<port>\d{1,5}))?(?P<path>/[^\s@\\\x00-\x1f\x7f-\x9f\ud800-\udfff]*)?")
 
 
 def check_url(text: str, what: str) -> str:

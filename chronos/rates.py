@@ -110,8 +110,9 @@ def load_trace(path: Path) -> TraceRate:
             raise InvalidInput(f"{path}:{lineno}: expected 'time,rate' numbers, got {','.join(row)[:80]!r}") from None
         if not (math.isfinite(t) and math.isfinite(r)) or max(abs(t), r) > 1e12:
             raise InvalidInput(f"{path}:{lineno}: time and rate must be finite numbers of sensible size")
-        if r < 0:
-            raise InvalidInput(f"{path}:{lineno}: a rate cannot be negative")
+        if r < 0 or t < 0:
+            raise InvalidInput(f"{path}:{lineno}: a {'rate' if r < 0 else 'time'} cannot be negative (times are "
+                               "seconds from the trace's start)")
         points.append((t, r))
     if not points:
         raise InvalidInput(f"rate trace {path} has no rows")

@@ -17,7 +17,8 @@ from typing import Annotated, Literal
 
 from pydantic import BeforeValidator, PlainSerializer
 
-from chronos.errors import InvalidInput
+from chronos.errors import IN_FORCE, InvalidInput
+from chronos.input_files import read_bytes
 
 _REFERENCE = re.compile(r"\$\{(env|file):([^{}\s]+)\}")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -42,20 +43,19 @@ class SecretRef:
             value = os.environ.get(self.name)
             if value is None:
                 raise InvalidInput(f"{self}: the environment variable {self.name} is not set")
+            IN_FORCE.remember(value)
             return value
-        path = Path(self.name)
-        try:
-            with path.open("rb") as handle:
-                raw = handle.read(MAX_SECRET_BYTES + 1)
-        except OSError as exc:
-            raise InvalidInput(f"{self}: cannot read the secret's file ({exc.strerror or type(exc).__name__})") from None
-        if len(raw) > MAX_SECRET_BYTES:
-            raise InvalidInput(f"{self}: the file is over {MAX_SECRET_BYTES >> 10} KiB, not a secret chronos reads")
+        try:  # the one reader of files: a FIFO, a device or a huge file is refused before anything blocks on it
+            raw = read_bytes(Path(self.name), "the secret's file", MAX_SECRET_BYTES)
+        except InvalidInput as exc:
+            raise InvalidInput(f"{self}: {exc}") from None
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError:
             raise InvalidInput(f"{self}: the file is not UTF-8 text") from None
-        return text.rstrip("\r\n")  # `echo secret > file` and a mounted Secret's trailing newline are not the secret
+        secret = text.rstrip("\r\n")  # `echo secret > file` and a mounted Secret's trailing newline are not the secret
+        IN_FORCE.remember(secret)
+        return secret
 
 
 def is_reference(text: str) -> bool:

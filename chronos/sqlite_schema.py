@@ -10,6 +10,7 @@ program chronos resubmits from which savepoint).
 
 from __future__ import annotations
 
+import math
 import os
 import sqlite3
 import stat
@@ -17,10 +18,11 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import closing, contextmanager
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 from chronos.errors import InvalidInput
-from chronos.input_files import require_private
+from chronos.input_files import load_json, require_private
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 
@@ -125,3 +127,69 @@ class VersionedDatabase:
 
     def close(self) -> None:
         self.db.close()
+
+    def read(self, table: str, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """The rows `sql` selects from `table`, every value checked against its column as chronos declared it (the
+        type, NOT NULL, and the bounds of `_checked`), so a file edited or damaged by hand is refused in one line
+        naming the column, not found later as a TypeError, an OverflowError or an infinity in a model fit; a missing
+        table or a damaged file is one line too."""
+        with self.lock:
+            try:
+                columns = self._columns(table)
+                cursor = self.db.execute(sql, tuple(params))
+                names = [d[0] for d in cursor.description or ()]
+                rows = cursor.fetchall()
+            except sqlite3.Error as exc:
+                raise InvalidInput(f"the {self._what} database {self.path} does not read ({exc}); chronos did not "
+                                   "write it so, or it is damaged") from None
+        for row in rows:
+            for name, value in zip(names, row, strict=True):
+                declared = columns.get(name)
+                if declared is not None and not _checked(name, value, *declared):
+                    raise InvalidInput(f"the {self._what} database {self.path} holds {_shown(value)} in {table}.{name}, "
+                                       "a value chronos never writes there; it was changed by hand, or is damaged")
+        return rows
+
+    def _columns(self, table: str) -> dict[str, tuple[str, bool]]:
+        """Each column's declared type and whether it may be NULL (PRAGMA table_info; SQLite keeps no other)."""
+        found = {str(r[1]): (str(r[2]).upper(), not r[3]) for r in self.db.execute(f"PRAGMA table_info({table})")}
+        if not found:
+            raise sqlite3.OperationalError(f"no such table: {table}")
+        return found
+
+
+# What a column of chronos's holds: an INTEGER no larger than a float counts exactly (JSON, numpy), and a time or
+# duration in milliseconds within the years a datetime reaches; a REAL finite and of sensible size (a model fit
+# squares it); TEXT text, a BLOB bytes.
+_MAX_INT = 2**53
+_MAX_MS = 253_402_300_799_999  # 9999-12-31: past it, no date can be written
+_MAX_REAL = 1e15
+
+
+def _checked(name: str, value: Any, declared: str, nullable: bool) -> bool:
+    if value is None:
+        return nullable
+    if declared == "INTEGER":
+        return (isinstance(value, int) and not isinstance(value, bool) and abs(value) <= _MAX_INT
+                and (not name.endswith("_ms") or abs(value) <= _MAX_MS))
+    if declared == "REAL":
+        return isinstance(value, int | float) and math.isfinite(value) and abs(value) <= _MAX_REAL
+    if declared == "TEXT":
+        return isinstance(value, str)
+    if declared == "BLOB":
+        return isinstance(value, bytes)
+    return True
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def stored_pairs(text: str, where: str) -> tuple[tuple[str, str], ...]:
+    """Settings stored as a JSON list of [key, value] pairs (as chronos writes them), or one line naming `where`."""
+    pairs = load_json(text, where)
+    if not isinstance(pairs, list) or not all(isinstance(p, list) and len(p) == 2 and all(isinstance(x, str) for x in p)
+                                              for p in pairs):
+        raise InvalidInput(f"{where} is not a list of [key, value] pairs, as chronos writes it")
+    return tuple((k, v) for k, v in pairs)

@@ -1,11 +1,13 @@
 """Text from outside (a Flink job's name, an exception Flink reports, a file's field, a topic) on the user's
 terminal: shown, never obeyed.
 
-Two ways such a string could act instead of being shown: as Rich markup (a job named `[/oops]` crashed
-`job list` with a MarkupError; `[link=...]` would make a link) and as terminal control sequences (a name
-holding `\\x1b]0;pwned\\x07\\x1b[2J` retitles the window and clears the screen). So chronos's consoles parse
-no markup and no emoji codes at all (its own few styled words are passed as styles, not markup), and every
-string they render has its control characters spelled out as escapes.
+Ways such a string could act instead of being shown: as Rich markup (a job named `[/oops]` crashed
+`job list` with a MarkupError; `[link=...]` would make a link), as terminal control sequences (a name
+holding `\\x1b]0;pwned\\x07\\x1b[2J` retitles the window and clears the screen), as bidirectional controls (a
+U+202E in a name prints the rest of the line reversed: a column that reads as another value), and as a lone
+surrogate (no encoding can write one: the print fails). So chronos's consoles parse no markup and no emoji
+codes at all (its own few styled words are passed as styles, not markup), every string they render has those
+characters spelled out as escapes, and no secret in force is ever rendered (chronos.errors.said).
 """
 
 from __future__ import annotations
@@ -17,13 +19,19 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-# C0 controls but newline and tab, DEL, and C1 (0x9b is a CSI on terminals that read 8-bit controls).
+from chronos.errors import said
+
+# C0 controls but newline and tab, DEL, and C1 (0x9b is a CSI on terminals that read 8-bit controls); the
+# bidirectional marks, embeddings, overrides and isolates; lone surrogates.
 _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_INVISIBLE = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def shown(text: str) -> str:
-    """`text` with every control character written out (`\\x1b`), so it prints as what it is."""
-    return _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    """`text` with every control character written out (`\\x1b`, `\\u202e`), so it prints as what it is, and no
+    secret in force in it."""
+    text = _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", said(text))
+    return _INVISIBLE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def one_line(text: str) -> str:

@@ -12,6 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
+from chronos.errors import said
 from chronos.terminal_text import TerminalConsole, styled
 
 # Paths and ids must never be wrapped mid-token; nothing printed is markup (chronos.terminal_text says why).
@@ -43,14 +44,49 @@ def finite(text: str) -> float:
     return number
 
 
+def output_directory(path: Path, flag: str) -> Path:
+    """`path` as a directory to write into, made if it is not there; one line if it cannot be (a file of that name,
+    no permission), before anything is read or drawn."""
+    from chronos.errors import InvalidInput
+
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise InvalidInput(f"{flag} {path} is not a directory (a file of that name is in the way)") from None
+    except OSError as exc:
+        raise InvalidInput(f"{flag} {path}: cannot make it a directory ({exc.strerror or type(exc).__name__})") from None
+    if not path.is_dir():
+        raise InvalidInput(f"{flag} {path} is not a directory (a file of that name is in the way)")
+    return path
+
+
 def stack_dir_of(value: Path | None) -> Path:
     from chronos.stack.locations import default_stack_dir
 
     return (value or default_stack_dir()).expanduser()
 
 
+def _strict(data: Any) -> Any:
+    """`data` as JSON can hold it: a NaN or an infinity (a value no reading should carry past the edge, but JSON has
+    none) becomes null, so that every `--json` output parses as strict JSON; every string as chronos may say it."""
+    if isinstance(data, float) and not math.isfinite(data):
+        return None
+    if isinstance(data, str):
+        return said(data)
+    if isinstance(data, dict):
+        return {key: _strict(value) for key, value in data.items()}
+    if isinstance(data, list | tuple):
+        return [_strict(value) for value in data]
+    return data
+
+
+def json_text(data: Any, indent: int | None = None) -> str:
+    """What chronos prints as JSON: strict (no NaN), and with no secret in force (chronos.errors.said)."""
+    return said(json.dumps(_strict(data), indent=indent, default=str, allow_nan=False))
+
+
 def print_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
+    sys.stdout.write(json_text(data, indent=2) + "\n")
 
 
 JSON_LINES = threading.Lock()  # the jobs of one controller write from several threads: whole lines only
@@ -59,7 +95,7 @@ JSON_LINES = threading.Lock()  # the jobs of one controller write from several t
 def print_json_line(data: Any) -> None:
     """One JSON object on one line: for output that is a stream of them (`chronos tune --json`), which `jq -c`, log
     shippers and a reader parsing line by line take one line at a time, as it happens."""
-    line = json.dumps(data, default=str) + "\n"
+    line = json_text(data) + "\n"
     with JSON_LINES:
         sys.stdout.write(line)
         sys.stdout.flush()

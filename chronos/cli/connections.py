@@ -16,7 +16,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from chronos.connection_security import KafkaSecurity, RestSecurity
+from chronos.connection_security import KafkaSecurity, RestSecurity, checked_file
 from chronos.errors import InvalidInput, field_error
 from chronos.input_files import read_mapping
 
@@ -39,8 +39,11 @@ def rest_security(environ: Mapping[str, str]) -> RestSecurity | None:
             raise InvalidInput("--rest-auth: give bearer:REFERENCE (a token) or basic:REFERENCE (user:password), the "
                                "reference ${env:NAME} or ${file:/path}")
     for option, value in (("--rest-ca-file", ca), ("--rest-cert-file", cert), ("--rest-key-file", key)):
-        if value is not None and not Path(value).is_file():
-            raise InvalidInput(f"{option}: {value} is not a file")
+        if value is not None:  # the one reader: a FIFO or a device is refused before a library blocks on it
+            try:
+                checked_file(value, "the file")
+            except InvalidInput as exc:
+                raise InvalidInput(f"{option}: {exc}") from None
     try:
         return RestSecurity(ca_file=_absolute(ca), cert_file=_absolute(cert), key_file=_absolute(key),
                             auth_scheme=scheme, auth=secret)
@@ -63,6 +66,15 @@ def kafka_security(environ: Mapping[str, str]) -> KafkaSecurity | None:
         return KafkaSecurity.model_validate(raw)
     except ValidationError as exc:
         raise InvalidInput(f"invalid Kafka security file {path}: {field_error(exc.errors())}") from None
+
+
+def check_kafka_files(security: KafkaSecurity | None) -> None:
+    """The TLS files a Kafka security file names, through the one file reader (a FIFO given as a CA would block the
+    Kafka client's open for ever): said at a command's start, not at its first client."""
+    for name in ("ca_file", "cert_file", "key_file"):
+        path = None if security is None else getattr(security, name)
+        if path is not None:
+            checked_file(path, f"the Kafka security file's {name.replace('_', '-')}")
 
 
 def remember(values: Mapping[str, str | None]) -> None:

@@ -142,7 +142,7 @@ class _Fleet:
         if t.rest_url is not None:  # its own cluster (a FlinkDeployment's): a client of its own
             shared = replace(shared, client=resources.enter_context(
                 wiring.flink_client(shared.flags.stack_dir, t.rest_url, patient=True)))
-        client = shared.client
+        client = shared.rest_client()
         opened = open_job(shared, wanted, job.display, resources)
         flink_name = opened.tuned.spec.name
         with self.lock:
@@ -264,21 +264,25 @@ class _Reload:
 def fleet_session(request: FleetRequest) -> Iterator[tuple[Controller, _Fleet, _Reload]]:
     say = _Deferred()
     source: FileTargets | DiscoveredTargets
+    deployments = None
     if request.jobs_file is not None:
         source = FileTargets(request.jobs_file, say)
     else:
-        source = DiscoveredTargets(wiring.deployment_api(), request.discover, request.defaults,
-                                   request.discover_every_s, say)
+        deployments = wiring.deployment_api()  # the lister, and every discovered job's realizer
+        source = DiscoveredTargets(deployments, request.discover, request.defaults, request.discover_every_s, say)
     targets = source.first()  # a jobs file that does not read refuses the run, before anything starts
     with ExitStack() as resources:
         journal = wiring.journal(request.db)
         resources.callback(journal.close)
         registry = CollectorRegistry()
         heartbeat = Heartbeat(request.stall_after_s)
-        client = resources.enter_context(wiring.flink_client(request.stack_dir, request.rest_url, patient=True))
+        # Discovered FlinkDeployments each reach their own cluster: no local stack, no --rest-url needed.
+        client = None if request.jobs_file is None and request.rest_url is None else \
+            resources.enter_context(wiring.flink_client(request.stack_dir, request.rest_url, patient=True))
         reads = SharedReads(fresh_s=request.loop.collect_every_s / 2)
         resources.callback(reads.close)
         shared = SharedParts(journal=journal, client=client, metrics=TuneMetrics(registry), heartbeat=heartbeat,
+                             deployments=deployments,
                              flags=request, reads=reads, fit_slots=threading.BoundedSemaphore(request.fits_at_once))
         events = TuneDisplay(out if request.as_json else err, request.as_json)  # the run's own lines (never started: no panel)
         fleet = _Fleet(request, shared, events)

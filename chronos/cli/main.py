@@ -151,7 +151,7 @@ def _root(
                           connections.REST_KEY_ENV: rest_key_file, connections.REST_AUTH_ENV: rest_auth,
                           connections.KAFKA_SECURITY_ENV: kafka_security})
     connections.rest_security(os.environ)  # refused here, in one line, before any command starts
-    connections.kafka_security(os.environ)
+    connections.check_kafka_files(connections.kafka_security(os.environ))
 
 
 def _say_error(message: str) -> None:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from chronos.cli.common import AsJson, StackDir, err, out, print_json, say_stale, stack_dir_of
+from chronos.cli.common import AsJson, StackDir, err, out, output_directory, print_json, say_stale, stack_dir_of
 from chronos.errors import InvalidInput
 from chronos.model import check_url, parse_interval_ms
 
@@ -61,7 +61,7 @@ def dashboards(
     """Write the Grafana dashboards (JSON, templated by job and Prometheus data source)."""
     from chronos.metrics.grafana import write_all
 
-    for path in write_all(out_dir):
+    for path in write_all(output_directory(out_dir, "--out")):
         out.print(str(path))
 
 
@@ -79,6 +79,7 @@ def report(
     from chronos.metrics.views import DASHBOARDS
     from chronos.report.render import dashboard_png, view_png
 
+    output_directory(out_dir, "--out")
     end = time.time()
     start = end - parse_interval_ms(since) / 1000
     written: list[Path] = []
@@ -111,11 +112,14 @@ def _from_prometheus(url: str, job: str | None, start: float, end: float, step: 
     from chronos.bounded_http import BoundedClient
     from chronos.metrics.exporter import job_label
     from chronos.metrics.views import DASHBOARDS
-    from chronos.report.from_prometheus import PrometheusViews, Window
+    from chronos.report.from_prometheus import DEADLINE_S, MAX_POINTS, PrometheusViews, Window
 
-    with BoundedClient(deadline_s=30) as client:
+    with BoundedClient(deadline_s=DEADLINE_S) as client:
         views = PrometheusViews(url, client)
         window = Window(start, end, step)
+        if (end - start) / step > MAX_POINTS:
+            raise InvalidInput(f"--since over --step is {(end - start) / step:,.0f} points a series; Prometheus answers "
+                               f"at most {MAX_POINTS:,}: give a longer --step")
         if job is None:
             found = {s["metric"].get("job_name", "") for s in
                      views.query_range("chronos_checkpoint_interval_seconds", window)} - {""}

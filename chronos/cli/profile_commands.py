@@ -13,7 +13,7 @@ import typer
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from chronos.cli.common import AsJson, StackDir, err, finite, out, print_json, stack_dir_of
+from chronos.cli.common import AsJson, StackDir, err, finite, out, output_directory, print_json, stack_dir_of
 from chronos.cli.graceful import graceful_stop
 from chronos.errors import ChronosError, InvalidInput
 from chronos.model import parse_interval_ms, path_safe
@@ -474,6 +474,8 @@ def profile_report(
     from chronos.profiler.report import phase_rows, plot_profile, report_rows
     from chronos.profiler.store import latest_profile
 
+    if plots is not None:
+        output_directory(plots, "--plots")
     store = wiring.profile_store(_db(stack_dir_of(stack_dir), db), must_exist=True)
     profile_id, settings = latest_profile(store, profile)
     runs = store.runs(profile_id)

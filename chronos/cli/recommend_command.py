@@ -12,7 +12,7 @@ import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from chronos.cli.common import AsJson, RestUrl, StackDir, err, out, print_json, stack_dir_of, timed_say
+from chronos.cli.common import AsJson, RestUrl, StackDir, err, finite, out, print_json, stack_dir_of, timed_say
 from chronos.model import ClusterShape
 from chronos.terminal_text import styled
 
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 def recommend(
     watch: Annotated[str, typer.Option(help="How long to measure the TaskManagers' GC pauses and heartbeat "
                                             "delays before proposing.")] = "30s",
-    safety_factor: Annotated[float, typer.Option(help="The heartbeat timeout stays above this many times the "
+    safety_factor: Annotated[float, typer.Option(parser=finite, help="The heartbeat timeout stays above this many times the "
                                                       "longest pause measured.")] = 3.0,
     min_timeout: Annotated[str, typer.Option(help="Never propose a heartbeat timeout shorter.")] = "5s",
     spare: Annotated[bool, typer.Option(help="Propose a spare TaskManager (memory and cores for a faster "
@@ -41,7 +41,7 @@ def recommend(
     """Propose the settings that shorten recovery beyond the checkpoint interval: detection, rescheduling."""
     from chronos.cli import wiring
     from chronos.errors import InvalidInput
-    from chronos.model import parse_interval_ms
+    from chronos.model import check_kube_name, check_kube_namespace, parse_interval_ms
     from chronos.stack.state import load_state
 
     sd = stack_dir_of(stack_dir)
@@ -50,7 +50,14 @@ def recommend(
                            "its configuration (on Kubernetes: --flink-deployment NAME patches it)")
     if flink_deployment is not None and not rest_url:
         raise InvalidInput("--flink-deployment needs the cluster's --rest-url (its JobManager's REST service)")
+    if flink_deployment is not None:
+        check_kube_namespace(namespace, "--namespace")
+        check_kube_name(flink_deployment, "--flink-deployment")
+    if not 1 <= safety_factor <= 100:
+        raise InvalidInput(f"--safety-factor {safety_factor:g} is out of range: 1 to 100")
     watch_s = parse_interval_ms(watch) / 1000
+    if watch_s > 3600:
+        raise InvalidInput(f"--watch {watch[:40]!r} is out of range: at most 1 h")
     with Progress(TextColumn("measuring pauses on the TaskManagers"), BarColumn(), TimeRemainingColumn(),
                   console=err, transient=True, disable=as_json) as bar:
         task = bar.add_task("watch", total=watch_s)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -32,6 +33,12 @@ def _check_metrics_port(port: int, address: str) -> None:
 
     if not -1 <= port <= 65535:
         raise InvalidInput(f"--metrics-port {port} is out of range: -1 (off), 0 (any free port) or 1..65535")
+    if port >= 0:
+        try:
+            socket.getaddrinfo(address, port, type=socket.SOCK_STREAM)
+        except (OSError, UnicodeError):
+            raise InvalidInput(f"--metrics-address {address[:80]!r} is not an address of this host chronos can bind "
+                               "(it does not resolve)") from None
     if port > 0 and port_in_use(port, address):
         raise InvalidInput(f"--metrics-port {port} on {address} is in use or not bindable; pick another, "
                            "0 for any free one, -1 for none")
@@ -41,11 +48,47 @@ def _seconds(text: str | None) -> float | None:
     return None if text is None else parse_interval_ms(text) / 1000
 
 
+# How often the tuner may read, decide and look, and how long it may wait: below these it only loads the cluster
+# (a REST read every millisecond) or calls a healthy loop stalled; above them it no longer watches the job.
+LOOP_BOUNDS_S = {"--collect-every": (1.0, 3600.0, "Flink's metrics change no faster"),
+                 "--decide-every": (1.0, 86_400.0, "a decision needs fresh readings"),
+                 "--learn-latency-every": (10.0, 7 * 86_400.0, "a p99 needs that much steady running"),
+                 "--stall-after": (60.0, 7 * 86_400.0, "a retune's own waits take that long"),
+                 "--fit-timeout": (1.0, 3600.0, "a model fit takes seconds"),
+                 "--discover-every": (1.0, 3600.0, "the API server is listed no more often")}
+
+
+def _loop_seconds(flag: str, text: str) -> float:
+    """A loop duration flag, refused in one line outside its bounds."""
+    least, most, why = LOOP_BOUNDS_S[flag]
+    seconds = parse_interval_ms(text) / 1000
+    if not least <= seconds <= most:
+        raise InvalidInput(f"{flag} {text[:40]!r} is out of range: {least:g} s to {most:g} s ({why})")
+    return seconds
+
+
+def _pause_watch_s(text: str) -> float:
+    seconds = parse_interval_ms(text) / 1000
+    if seconds > 600:
+        raise InvalidInput(f"--pause-watch {text[:40]!r} is out of range: at most 10 min (it delays the tuner's start)")
+    return seconds
+
+
+def _kube_names(namespaces: list[str], deployment: str | None) -> None:
+    from chronos.model import check_kube_name, check_kube_namespace
+
+    for namespace in namespaces:
+        check_kube_namespace(namespace, "--discover" if len(namespaces) > 1 or deployment is None else "--namespace")
+    if deployment is not None:
+        check_kube_name(deployment, "--flink-deployment")
+
+
 def _config_fields(config: Path | None) -> dict[str, Any]:
     if config is None:
         return {}
-    loaded = read_mapping(config, "tune config", "of policy fields")
-    return {str(k).replace("-", "_"): v for k, v in loaded.items()}
+    from chronos.optimizer.policy import policy_fields
+
+    return policy_fields(read_mapping(config, "tune config", "of policy fields"), f"tune config {config}")
 
 
 def build_policy(config: Path | None, flags: dict[str, Any]) -> TunePolicy:
@@ -142,6 +185,7 @@ def tune(
     """
     from chronos.cli.tuning_session import TuneRequest, run_tuner
 
+    _kube_names(list(discover) if discover else [namespace] if flink_deployment else [], flink_deployment)
     policy_flags = {
         "latency_p99_ms": None if latency_p99 is None else parse_interval_ms(latency_p99),
         "recovery_s": _seconds(recovery), "strategy": strategy, "static_interval_s": _seconds(static_interval),
@@ -167,7 +211,8 @@ def tune(
                                f"--jobs takes each job and its policy from the file: {', '.join(clashing)} "
                                f"{'goes' if one else 'go'} in it (a job's entry, or `defaults:` for every job)")
         defaults = {**_config_fields(config), **{k: v for k, v in policy_flags.items() if v is not None}}
-        _tune_jobs(jobs, tuple(discover or ()), defaults, parse_interval_ms(discover_every) / 1000, workers, fits_at_once,
+        _tune_jobs(jobs, tuple(discover or ()), defaults, _loop_seconds("--discover-every", discover_every), workers,
+                   fits_at_once,
                    _loop_settings(collect_every, decide_every, dry_run, learn_latency_every),
                    db, stack_dir, rest_url, reporter_url, metrics_port, metrics_address, fit_timeout, stall_after,
                    duration, as_json, realize)
@@ -184,11 +229,11 @@ def tune(
         loop=_loop_settings(collect_every, decide_every, dry_run, learn_latency_every),
         job=job, db=(db or sd / "profiles.db").expanduser(), stack_dir=sd, rest_url=rest_url,
         reporter_urls=reporter_url, metrics_port=metrics_port, metrics_address=metrics_address,
-        fit_timeout_s=parse_interval_ms(fit_timeout) / 1000, stall_after_s=_seconds(stall_after) or 900.0,
+        fit_timeout_s=_loop_seconds("--fit-timeout", fit_timeout), stall_after_s=_loop_seconds("--stall-after", stall_after),
         run_for_s=_seconds(duration), as_json=as_json,
         flink_deployment=flink_deployment, namespace=namespace, job_file=job_file, realize=realize_by,
         allow_fault=allow_fault,
-        pause_watch_s=0.0 if pause_watch.strip().lower() == "off" else parse_interval_ms(pause_watch) / 1000,
+        pause_watch_s=0.0 if pause_watch.strip().lower() == "off" else _pause_watch_s(pause_watch),
         job_recovery_settings=job_recovery_settings)
     # A step still running 1.5 s after the signal is cut short: a retune in flight is journaled write-ahead, and the
     # next `chronos tune` (or `chronos job retune`) finishes it from the journal.
@@ -210,9 +255,12 @@ def tune(
 def _loop_settings(collect_every: str, decide_every: str, dry_run: bool, learn_latency_every: str) -> LoopSettings:
     from chronos.tune.loop import LoopSettings
 
-    return LoopSettings(collect_every_s=parse_interval_ms(collect_every) / 1000,
-                        decide_every_s=parse_interval_ms(decide_every) / 1000, dry_run=dry_run,
-                        learn_latency_s=parse_interval_ms(learn_latency_every) / 1000)
+    collect_s, decide_s = _loop_seconds("--collect-every", collect_every), _loop_seconds("--decide-every", decide_every)
+    if decide_s < collect_s:
+        raise InvalidInput(f"--decide-every {decide_every!r} is shorter than --collect-every {collect_every!r}: a "
+                           "decision needs at least one new reading")
+    return LoopSettings(collect_every_s=collect_s, decide_every_s=decide_s, dry_run=dry_run,
+                        learn_latency_s=_loop_seconds("--learn-latency-every", learn_latency_every))
 
 
 def _tune_jobs(jobs: Path | None, discover: tuple[str, ...], defaults: dict[str, Any], discover_every_s: float,
@@ -235,8 +283,8 @@ def _tune_jobs(jobs: Path | None, discover: tuple[str, ...], defaults: dict[str,
                            loop=loop,
                            db=(db or sd / "profiles.db").expanduser(), stack_dir=sd,
                            rest_url=rest_url, reporter_urls=urls, metrics_port=metrics_port,
-                           metrics_address=metrics_address, fit_timeout_s=parse_interval_ms(fit_timeout) / 1000,
-                           stall_after_s=_seconds(stall_after) or 900.0, run_for_s=_seconds(duration),
+                           metrics_address=metrics_address, fit_timeout_s=_loop_seconds("--fit-timeout", fit_timeout),
+                           stall_after_s=_loop_seconds("--stall-after", stall_after), run_for_s=_seconds(duration),
                            as_json=as_json, realize=realize_by, workers=workers, fits_at_once=fits_at_once)
     with graceful_stop(err.print, "stopping after the steps in flight", abort_after_s=STOP_WITHIN_S) as stop:
         try:

@@ -36,6 +36,7 @@ from chronos.tune.realizer_choice import RealizerChoice, Requested, choose_reali
 from chronos.tune.retune import Realizer, TunedJob
 
 if TYPE_CHECKING:
+    from chronos.k8s.flink_deployment import DeploymentApi
     from chronos.signals.shared_reads import SharedReads
     from chronos.tune.fitting import FitSlots
 
@@ -98,12 +99,18 @@ class SharedParts:
     and for many jobs the batched reads and the bound on model-fitting children."""
 
     journal: TuneJournal
-    client: FlinkRestClient
+    client: FlinkRestClient | None  # None: every job reaches its own cluster (discovered FlinkDeployments)
     metrics: TuneMetrics
     heartbeat: Heartbeat
     flags: TunerFlags
     reads: SharedReads | None = None
     fit_slots: FitSlots | None = None
+    deployments: DeploymentApi | None = None  # one Kubernetes client for every FlinkDeployment (None: made per job)
+
+    def rest_client(self) -> FlinkRestClient:
+        if self.client is None:
+            raise InvalidInput("this job names no Flink REST URL of its own, and the controller has none (--rest-url)")
+        return self.client
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -135,7 +142,7 @@ def open_job(shared: SharedParts, wanted: JobWanted, display: TuneDisplay, resou
     it starts closed by `resources`; said once at its start: what is tuned, to what, and how it is realized.
     `job_settings`: the recovery proposal's job-level lines for its restart retunes, asked once the job is known."""
     observers = TuneObservers(display, MetricsObserver(shared.metrics, shared.heartbeat))
-    client, journal = shared.client, shared.journal
+    client, journal = shared.rest_client(), shared.journal
     target = _target(shared, wanted)
     record, retuner, pace_only = target.record, target.realizer, target.pace_only
     # A job chronos has no program of cannot be resubmitted: restart retunes off, its own interval stays.
@@ -257,10 +264,10 @@ class TuneTarget:
 
 
 def _target(shared: SharedParts, wanted: JobWanted) -> TuneTarget:
-    client, journal = shared.client, shared.journal
+    client, journal = shared.rest_client(), shared.journal
     if wanted.flink_deployment:
         record, realizer = wiring.deployment_to_tune(client, wanted.flink_deployment, wanted.namespace,
-                                                     wanted.job_file, journal)
+                                                     wanted.job_file, journal, shared.deployments)
         if wanted.job_file is not None:
             return TuneTarget(record, realizer)
         return TuneTarget(record, realizer, without_job_file=True, said=(

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from chronos.jobs.input_recorder import TopicRecorder
     from chronos.jobs.loadgen import KafkaEventSink
     from chronos.jobs.topic_offsets import TopicEndOffsets
-    from chronos.k8s.flink_deployment import CustomObjectsDeploymentApi, DeploymentApi
+    from chronos.k8s.flink_deployment import DeploymentApi, KubeDeploymentApi
     from chronos.optimizer.detection import PauseEvidence
     from chronos.optimizer.phase_model import PhaseModel, RecoveryConditions
     from chronos.profiler.live_watcher import LiveWatcher
@@ -466,8 +466,8 @@ def event_sink(bootstrap: str, topic: str, kafka: KafkaSecurity) -> KafkaEventSi
     return KafkaEventSink(bootstrap, topic, kafka)
 
 
-def deployment_api() -> CustomObjectsDeploymentApi:
+def deployment_api() -> KubeDeploymentApi:
     """FlinkDeployments through the kubernetes client, configured as kubectl is."""
-    from chronos.k8s.flink_deployment import CustomObjectsDeploymentApi
+    from chronos.k8s.flink_deployment import KubeDeploymentApi
 
-    return CustomObjectsDeploymentApi.from_kubeconfig()
+    return KubeDeploymentApi.from_kubeconfig()

@@ -3,6 +3,7 @@ refresh only every fetcher interval and can go stale for minutes after a TaskMan
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -61,7 +62,8 @@ def scrape(urls: Iterable[str], timeout_s: float = SCRAPE_DEADLINE_S, client: Bo
             text = "\n".join(line for line in text.splitlines() if line.startswith(wanted)) + "\n"
         try:
             found = [PromSample(s.name, tuple(sorted(s.labels.items())), s.value)
-                     for family in text_string_to_metric_families(text) for s in family.samples]
+                     for family in text_string_to_metric_families(text) for s in family.samples
+                     if math.isfinite(s.value)]  # a NaN gauge is no reading: none is carried past here
         except (ValueError, TypeError, IndexError):  # the parser's word for "not the exposition format"
             continue
         samples.extend(found)

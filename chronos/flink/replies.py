@@ -11,6 +11,7 @@ job's end time, an in-flight checkpoint's duration): that passes, and is shown a
 
 from __future__ import annotations
 
+import math
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -187,10 +188,13 @@ class Metric(_Reply):
 
     @property
     def number(self) -> float | None:
+        """The value as a finite number; None for none, NaN (Flink's word for "no measurement yet", as a source's
+        busy time) or an infinity: no reading carries one past this edge."""
         try:
-            return float(self.value) if self.value is not None else None
+            value = float(self.value) if self.value is not None else None
         except ValueError:
             return None
+        return value if value is not None and math.isfinite(value) else None
 
 
 class SavepointStatus(_Reply):

@@ -42,14 +42,6 @@ _JAR_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*\.jar$")  # Flink's "<uuid>_<f
 _SOURCE_RATE = re.compile(r"^\d+\.Source__.*\.numRecordsOutPerSecond$")
 
 
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
-
-
 def _parse(model: type[R], data: Any, what: str) -> R:
     """A reply as its model, or one line saying which field Flink's reply lacks."""
     try:
@@ -89,6 +81,11 @@ def tls_refusal(shown_url: str, security: RestSecurity, exc: BaseException) -> s
     if "WRONG_VERSION_NUMBER" in text or "record layer failure" in text:
         return f"the Flink REST API at {shown_url} does not speak TLS (an http:// URL?)"
     return None
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0][:160] if text else type(exc).__name__
 
 
 def _first_error_line(response: Reply) -> str:
@@ -185,6 +182,12 @@ class FlinkRestClient:
                                    f"({exc})") from None
         except ReplyRefused as exc:
             raise FlinkRequestFailed(f"Flink's reply to {method} {path} is refused: {exc}") from None
+        except httpx.RemoteProtocolError as exc:  # something answered, not in HTTP: not "cannot reach"
+            raise FlinkRequestFailed(f"what answers at {self._shown_url} did not reply to {method} {path} in HTTP "
+                                     f"chronos reads ({_first_line(exc)})") from None
+        except httpx.LocalProtocolError as exc:
+            raise FlinkRequestFailed(f"chronos cannot send {method} {path} to {self._shown_url}: "
+                                     f"{_first_line(exc)}") from None
         except httpx.TransportError as exc:
             raise FlinkUnreachable(tls_refusal(self._shown_url, self.security, exc) or
                                    f"cannot reach the Flink REST API at {self._shown_url} ({type(exc).__name__})") from None
@@ -230,7 +233,7 @@ class FlinkRestClient:
         if not names:
             return {}
         values = _parse_list(Metric, self._request("GET", path, params={"get": ",".join(names)}), f"GET {path}")
-        return {m.id: float(m.value) for m in values if m.value is not None and _is_number(m.value)}
+        return {m.id: m.number for m in values if m.number is not None}
 
     def jobmanager_config(self) -> dict[str, str]:
         """The cluster's configuration as the JobManager read it (`key: value`, flattened)."""
@@ -302,7 +305,7 @@ class FlinkRestClient:
             values: dict[str, list[float]] = {"busy": [], "bp": []}
             for metric in self.vertex_metrics(job_id, vertex.id, names):
                 number = metric.number
-                if number is None or number != number:  # missing or NaN
+                if number is None:  # missing, or NaN
                     continue
                 values["busy" if metric.id.endswith("busyTimeMsPerSecond") else "bp"].append(number)
             loads.append(VertexLoad(vertex_id=vertex.id, name=vertex.name,

@@ -6,14 +6,13 @@ chronos never stops such a job itself: the operator owns it, and a second actor 
 fight the operator's reconciliation. The savepoint is therefore the operator's, and chronos refuses
 a deployment whose `upgradeMode` is `stateless` (an upgrade would drop the state: data lost).
 
-The Kubernetes API is reached through `DeploymentApi`, a two-method wrapper of ours tested against a
-fake; `CustomObjectsDeploymentApi` is the thin real implementation over the official client. No
-cluster is reachable from this project's machines, so the real path is not exercised in tests here.
+The Kubernetes API is reached through `DeploymentApi`, a small wrapper of ours held by one contract suite on a fake
+and on `KubeDeploymentApi`, the real one over the API server's REST endpoints (chronos.k8s.kube_api: every exchange
+bounded, every reply read through a schema).
 """
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
@@ -21,13 +20,16 @@ from typing import Any, Literal, Protocol
 
 from chronos.clock import wall_ms
 from chronos.errors import ChronosError, InvalidInput
-from chronos.k8s.kube_config import REQUEST_TIMEOUT, kube_call, load_kube_config
-from chronos.model import format_interval, parse_interval_ms
+from chronos.k8s.kube_api import KubeApi, kube_call, namespaced
+from chronos.k8s.resources import deployment, listed_items
+from chronos.model import MAX_DURATION_MS, format_interval, parse_interval_ms
+from chronos.tune.discovery import Listed
 from chronos.tune.journal import Journal, Retune
 from chronos.tune.retune import RetuneOutcome, TunedJob
 
 INTERVAL_KEY = "execution.checkpointing.interval"
 GROUP, VERSION, PLURAL = "flink.apache.org", "v1beta1", "flinkdeployments"
+GROUP_PATH = f"/apis/{GROUP}/{VERSION}"
 SAFE_UPGRADE_MODES = frozenset({"savepoint", "last-state"})
 SETTLED = frozenset({"DEPLOYED", "STABLE"})
 FAILED = frozenset({"FAILED", "ROLLED_BACK", "ROLLING_BACK"})
@@ -52,28 +54,42 @@ class DeploymentStatus:
 
     @staticmethod
     def from_resource(resource: Mapping[str, Any]) -> DeploymentStatus:
-        spec = resource.get("spec") or {}
-        status = resource.get("status") or {}
-        reconciled_raw = (status.get("reconciliationStatus") or {}).get("lastReconciledSpec")
-        reconciled = json.loads(reconciled_raw) if isinstance(reconciled_raw, str) and reconciled_raw else {}
-        job_status = status.get("jobStatus") or {}
+        """Read through the schema (chronos.k8s.resources): one line naming the field that is not as it should be."""
+        metadata = resource.get("metadata") if isinstance(resource, Mapping) else None
+        named = metadata.get("name") if isinstance(metadata, Mapping) else None
+        found = deployment(resource, f"FlinkDeployment {named[:80]!r}" if isinstance(named, str) else "a FlinkDeployment")
+        where = f"FlinkDeployment {found.metadata.name}"
+        job_status = found.status.job_status
         return DeploymentStatus(
-            name=str((resource.get("metadata") or {}).get("name", "")),
-            upgrade_mode=str((spec.get("job") or {}).get("upgradeMode", "stateless")),
-            interval_ms=_interval((spec.get("flinkConfiguration") or {}).get(INTERVAL_KEY)),
-            reconciled_interval_ms=_interval((reconciled.get("flinkConfiguration") or {}).get(INTERVAL_KEY)),
-            lifecycle_state=str(status.get("lifecycleState", "")),
-            job_state=str(job_status.get("state", "")),
-            job_id=job_status.get("jobId"),
-            error=status.get("error"),
+            name=found.metadata.name,
+            upgrade_mode=(found.spec.job.upgrade_mode if found.spec.job else None) or "stateless",
+            interval_ms=_interval(found.configuration.get(INTERVAL_KEY), where),
+            reconciled_interval_ms=_interval(found.reconciled_configuration().get(INTERVAL_KEY), f"{where}'s "
+                                             "last reconciled spec"),
+            lifecycle_state=found.status.lifecycle_state or "",
+            job_state=(job_status.state if job_status else None) or "",
+            job_id=job_status.job_id if job_status else None,
+            error=found.status.error,
         )
 
 
-def _interval(value: object) -> int | None:
+def _interval(value: object, where: str) -> int | None:
+    """A Flink duration as the operator keeps it ("30s", "2 min", a bare number of milliseconds), bounded as the
+    CLI bounds an interval (chronos.model.parse_interval_ms)."""
     if value is None:
         return None
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise InvalidInput(f"{where}: {INTERVAL_KEY} is not a duration chronos reads")
     text = str(value).strip()
-    return int(text) if text.isdigit() else parse_interval_ms(text.replace(" ", ""))
+    try:
+        if text.isdigit():
+            if len(text) > 12 or int(text) > MAX_DURATION_MS or int(text) <= 0:
+                raise InvalidInput("out of range")
+            return int(text)
+        return parse_interval_ms(text.replace(" ", ""))
+    except InvalidInput:
+        raise InvalidInput(f"{where}: {INTERVAL_KEY} {text[:40]!r} is not a duration chronos takes (1 ms to 400 "
+                           "days)") from None
 
 
 class DeploymentApi(Protocol):
@@ -83,40 +99,45 @@ class DeploymentApi(Protocol):
         ...
 
 
-class CustomObjectsDeploymentApi:
-    """DeploymentApi over kubernetes.client.CustomObjectsApi (get and merge-patch, one namespace)."""
+class KubeDeploymentApi:
+    """DeploymentApi (and the discovery's lister) over the API server's custom-objects endpoints, every reply read
+    through the FlinkDeployment schema."""
 
-    def __init__(self, custom_objects: Any) -> None:
-        self._api = custom_objects
+    def __init__(self, api: KubeApi) -> None:
+        self._api = api
 
     @classmethod
-    def from_kubeconfig(cls) -> CustomObjectsDeploymentApi:
-        from kubernetes import client
-
-        load_kube_config()
-        return cls(client.CustomObjectsApi())
+    def from_kubeconfig(cls) -> KubeDeploymentApi:
+        return cls(KubeApi.from_environment())
 
     def get(self, namespace: str, name: str) -> Mapping[str, Any]:
-        resource: Mapping[str, Any] = kube_call(
-            f"get FlinkDeployment {namespace}/{name}",
-            lambda: self._api.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, name,
-                                                           _request_timeout=REQUEST_TIMEOUT))
-        return resource
+        path = namespaced(GROUP_PATH, namespace, PLURAL, name)
+        what = f"get FlinkDeployment {namespace}/{name}"
+        reply = kube_call(what, lambda: self._api.request("GET", path, what))
+        return deployment(reply, f"FlinkDeployment {namespace}/{name}").model_dump(by_alias=True, exclude_none=True)
 
-    def list(self, namespace: str) -> list[Mapping[str, Any]]:
-        """Every FlinkDeployment of the namespace (`chronos tune --discover` picks the annotated ones)."""
-        reply: Mapping[str, Any] = kube_call(
-            f"list FlinkDeployments in {namespace}",
-            lambda: self._api.list_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL,
-                                                            _request_timeout=REQUEST_TIMEOUT))
-        return list(reply.get("items") or [])
+    def list(self, namespace: str) -> Listed:
+        """Every FlinkDeployment of the namespace (`chronos tune --discover` picks the annotated ones); an item that
+        is not one chronos reads is one line of `unreadable`, and the others are listed."""
+        path = namespaced(GROUP_PATH, namespace, PLURAL)
+        what = f"list FlinkDeployments in {namespace}"
+        reply = kube_call(what, lambda: self._api.request("GET", path, what))
+        items: list[Mapping[str, Any]] = []
+        unreadable: list[str] = []
+        for index, item in enumerate(listed_items(reply, f"the list of FlinkDeployments in {namespace}")):
+            try:
+                items.append(deployment(item, f"item {index} of the FlinkDeployments in {namespace}")
+                             .model_dump(by_alias=True, exclude_none=True))
+            except InvalidInput as exc:
+                unreadable.append(str(exc))
+        return Listed(tuple(items), tuple(unreadable))
 
     def patch_configuration(self, namespace: str, name: str, configuration: Mapping[str, str]) -> None:
-        # A dict body is sent as application/merge-patch+json: only these keys change.
-        kube_call(f"patch FlinkDeployment {namespace}/{name}",
-                  lambda: self._api.patch_namespaced_custom_object(
-                      GROUP, VERSION, namespace, PLURAL, name, {"spec": {"flinkConfiguration": dict(configuration)}},
-                      _request_timeout=REQUEST_TIMEOUT))
+        path = namespaced(GROUP_PATH, namespace, PLURAL, name)
+        what = f"patch FlinkDeployment {namespace}/{name}"
+        body = {"spec": {"flinkConfiguration": dict(configuration)}}
+        kube_call(what, lambda: self._api.request("PATCH", path, what, body=body,
+                                                  content_type="application/merge-patch+json"))
 
 
 def apply_configuration(api: DeploymentApi, namespace: str, name: str, lines: Mapping[str, str]) -> dict[str, str]:
@@ -124,7 +145,7 @@ def apply_configuration(api: DeploymentApi, namespace: str, name: str, lines: Ma
     FlinkDeployment's flinkConfiguration; the operator then restarts the cluster the way its upgradeMode says
     (savepoint or last-state: the job resumes from its state). Only keys whose value changes are patched; returns
     them (nothing: no patch, no restart)."""
-    current = api.get(namespace, name).get("spec", {}).get("flinkConfiguration", {}) or {}
+    current = deployment(api.get(namespace, name), f"FlinkDeployment {namespace}/{name}").configuration
     changed = {key: value for key, value in lines.items() if str(current.get(key)) != value}
     if changed:
         api.patch_configuration(namespace, name, changed)

@@ -1,9 +1,8 @@
 """Deleting a TaskManager pod of a FlinkDeployment: the Kubernetes form of a TaskManager loss.
 
 The Kubernetes API is reached through `PodApi`, a two-method wrapper of ours, so the fault is tested
-against a fake of that wrapper; `CoreV1PodApi` is the thin real implementation over the official
-client. No cluster is reachable from this project's machines, so the real path is not exercised in
-tests here.
+against a fake of that wrapper; `KubePodApi` is the real one over the API server's pod endpoints
+(chronos.k8s.kube_api: bounded exchanges, replies read through a schema).
 """
 
 from __future__ import annotations
@@ -12,11 +11,13 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from datetime import datetime
+from typing import Protocol
 
 from chronos.clock import wall_ms
 from chronos.errors import ChronosError
-from chronos.k8s.kube_config import REQUEST_TIMEOUT, kube_call
+from chronos.k8s.kube_api import KubeApi, kube_call, namespaced
+from chronos.k8s.resources import listed_items, pod
 from chronos.model import FaultRecord
 
 
@@ -32,33 +33,39 @@ class PodApi(Protocol):
     def delete_pod(self, namespace: str, name: str, grace_period_s: int) -> None: ...
 
 
-class CoreV1PodApi:
-    """PodApi over kubernetes.client.CoreV1Api (namespace-scoped calls only)."""
+class KubePodApi:
+    """PodApi over the API server's pod endpoints (namespace-scoped calls only; chronos.k8s.kube_api)."""
 
-    def __init__(self, core_v1: Any) -> None:
-        self._api = core_v1
+    def __init__(self, api: KubeApi) -> None:
+        self._api = api
 
     @classmethod
-    def from_kubeconfig(cls) -> CoreV1PodApi:
-        from kubernetes import client
-
-        from chronos.k8s.kube_config import load_kube_config
-
-        load_kube_config()
-        return cls(client.CoreV1Api())
+    def from_kubeconfig(cls) -> KubePodApi:
+        return cls(KubeApi.from_environment())
 
     def list_pods(self, namespace: str, label_selector: str) -> list[PodInfo]:
-        pods = kube_call(f"list pods {label_selector} in {namespace}", lambda: self._api.list_namespaced_pod(
-            namespace, label_selector=label_selector, _request_timeout=REQUEST_TIMEOUT))
-        return [
-            PodInfo(p.metadata.name, p.status.phase or "Unknown",
-                    p.metadata.creation_timestamp.timestamp() if p.metadata.creation_timestamp else 0.0)
-            for p in pods.items
-        ]
+        what = f"list pods {label_selector} in {namespace}"
+        path = namespaced("/api/v1", namespace, "pods")
+        reply = kube_call(what, lambda: self._api.request("GET", path, what, params={"labelSelector": label_selector}))
+        pods = [pod(item, f"item {i} of the pods in {namespace}") for i, item in
+                enumerate(listed_items(reply, f"the list of pods in {namespace}"))]
+        return [PodInfo(p.metadata.name, p.status.phase or "Unknown", _created_s(p.metadata.creation_timestamp))
+                for p in pods]
 
     def delete_pod(self, namespace: str, name: str, grace_period_s: int) -> None:
-        kube_call(f"delete pod {namespace}/{name}", lambda: self._api.delete_namespaced_pod(
-            name, namespace, grace_period_seconds=grace_period_s, _request_timeout=REQUEST_TIMEOUT))
+        what = f"delete pod {namespace}/{name}"
+        path = namespaced("/api/v1", namespace, "pods", name)
+        kube_call(what, lambda: self._api.request("DELETE", path, what, body={"gracePeriodSeconds": grace_period_s}))
+
+
+def _created_s(timestamp: str | None) -> float:
+    """An RFC 3339 creation time (`2026-12-07T10:00:00Z`) in seconds; 0 for none or one that is not a time."""
+    if not timestamp:
+        return 0.0
+    try:
+        return datetime.fromisoformat(timestamp.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return 0.0
 
 
 def taskmanager_selector(deployment: str) -> str:

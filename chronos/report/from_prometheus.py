@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
 import httpx
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
-from chronos.bounded_http import BoundedClient, ReplyRefused
+from chronos.bounded_http import BoundedClient, DeadlinePassed, ReplyRefused
 from chronos.errors import InvalidInput, field_error
 from chronos.metrics.views import Annotation, Dashboard, View, promql
 from chronos.report.curves import Curve, Marker, Panel, legend
@@ -36,10 +36,23 @@ def _job_run(labels: dict[str, str]) -> str:
     return f"job {labels['job_id'][:8]}" if "job_id" in labels else ""
 
 
+# Prometheus answers a range query with at most 11,000 points a series (its own limit) and a report draws a few
+# series a view: a reply past these is not one the report could draw, and is refused before it is read whole.
+MAX_POINTS = 11_000
+MAX_SERIES = 1_000
+DEADLINE_S = 5.0  # one query's whole exchange: a Prometheus answers a report's queries in milliseconds
+
+
+def _sample(text: str) -> float:
+    """A sample's value as Prometheus writes it (a decimal, "NaN", "+Inf", "-Inf"); the drawing leaves out what is
+    not finite."""
+    return float(text)
+
+
 class _Series(BaseModel):
     model_config = ConfigDict(frozen=True)
-    metric: dict[str, str]
-    values: list[tuple[float, str]]
+    metric: dict[str, str] = Field(max_length=100)
+    values: list[tuple[float, Annotated[float, BeforeValidator(_sample)]]] = Field(max_length=MAX_POINTS)
 
 
 class _Data(BaseModel):
@@ -54,6 +67,22 @@ class _QueryReply(BaseModel):
     error: str | None = None
 
 
+def _within_bounds(data: Any, window: Window, url: str) -> None:
+    """Refuse a reply of more series, or a series of more points, than the query can have asked for."""
+    result = data.get("data", {}).get("result") if isinstance(data, dict) and isinstance(data.get("data"), dict) else None
+    if not isinstance(result, list):
+        return  # the schema says what is wrong
+    if len(result) > MAX_SERIES:
+        raise InvalidInput(f"Prometheus at {url} answered {len(result):,} series for one query; a report draws at most "
+                           f"{MAX_SERIES:,}")
+    most = min(MAX_POINTS, int((window.end_s - window.start_s) / window.step_s) + 2)
+    for series in result:
+        values = series.get("values") if isinstance(series, dict) else None
+        if isinstance(values, list) and len(values) > most:
+            raise InvalidInput(f"Prometheus at {url} answered {len(values):,} points for one series of a range that "
+                               f"holds {most:,} at its step; not a reply to chronos's query")
+
+
 class PrometheusViews:
     def __init__(self, url: str, client: BoundedClient) -> None:
         self._url = url.rstrip("/")
@@ -63,12 +92,16 @@ class PrometheusViews:
         try:
             reply = self._client.get(f"{self._url}/api/v1/query_range", params={
                 "query": query, "start": window.start_s, "end": window.end_s, "step": window.step_s})
-            body = _QueryReply.model_validate(reply.json(f"Prometheus's reply at {self._url}"))
+            data = reply.json(f"Prometheus's reply at {self._url}")
+            _within_bounds(data, window, self._url)
+            body = _QueryReply.model_validate(data)
         except ReplyRefused as exc:
-            raise InvalidInput(str(exc)) from None
+            raise InvalidInput(f"Prometheus's reply at {self._url} is refused: {exc}") from None
         except ValidationError as exc:
             raise InvalidInput(f"Prometheus's reply at {self._url} is not a query result: "
                                f"{field_error(exc.errors())}") from None
+        except DeadlinePassed as exc:
+            raise InvalidInput(f"Prometheus at {self._url} did not answer whole ({exc})") from None
         except httpx.HTTPError as exc:
             raise InvalidInput(f"cannot reach Prometheus at {self._url}: {type(exc).__name__}") from None
         if reply.status_code != 200 or body.status != "success" or body.data is None:
@@ -80,7 +113,7 @@ class PrometheusViews:
         for series in view.series:
             query = promql(series.expr, job_name, window.rate_interval, window.range)
             for found in self.query_range(query, window):
-                points = [(float(t), float(v)) for t, v in found["values"] if math.isfinite(float(v))]
+                points = [(t, v) for t, v in found["values"] if math.isfinite(v)]
                 # One job per report: its name is the title, not part of every legend.
                 labels = {k: v for k, v in found["metric"].items() if k != "job_name"}
                 label = legend(series.legend, labels) or _job_run(labels)
@@ -94,7 +127,6 @@ class PrometheusViews:
         for found in self.query_range(promql(annotation.expr, job_name), window):
             previous = None
             for t, _ in found["values"]:
-                t = float(t)
                 if previous is None or t - previous > window.step_s * 1.5:
                     markers.append(Marker(t, legend(annotation.text, found["metric"]), annotation.color))
                 previous = t

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import copy
-import shutil
+import fnmatch
 import subprocess
 import sys
 import time
@@ -17,12 +17,12 @@ from pydantic import ValidationError
 
 from chronos import bounded_http
 from chronos.connection_security import RestSecurity
-from chronos.errors import InvalidInput, StackError
+from chronos.errors import StackError
 from chronos.flink.distribution import FlinkDistribution, script_env
 from chronos.flink.replies import ClusterOverview
-from chronos.input_files import read_bytes
 from chronos.stack.processes import EXEC_WAIT_S, PID_MAX, ProcessRecord, descendants, identify, running
-from chronos.stack.service_account import ServiceAccount
+from chronos.stack.service_account import ServiceAccount, account_of
+from chronos.stack.service_tree import ServiceTree
 from chronos.stack.state import JOBMANAGER_MAIN, TASKMANAGER_MAIN, flink_conf_mark
 
 
@@ -155,17 +155,18 @@ def _nested(pairs: tuple[tuple[str, str], ...]) -> dict[str, Any]:
 
 
 def write_conf_dir(dist: FlinkDistribution, s: FlinkClusterSettings) -> Path:
-    s.conf_dir.mkdir(parents=True, exist_ok=True)
+    tree = s.account.tree(s.home.parent)  # the services directory: written without following a link in it
+    tree.directory(s.conf_dir)
     for name in ("log4j.properties", "log4j-console.properties", "log4j-cli.properties",
                  "log4j-session.properties", "logback.xml"):
         source = dist.conf / name
         if source.exists():
-            shutil.copy(source, s.conf_dir / name)
+            tree.write(s.conf_dir / name, source.read_bytes(), 0o644)
     base = yaml.safe_load((dist.conf / "config.yaml").read_text()) or {}
     rendered = render_config(base, s)
-    (s.conf_dir / "config.yaml").write_text(yaml.safe_dump(rendered, sort_keys=False))
+    tree.write(s.conf_dir / "config.yaml", yaml.safe_dump(rendered, sort_keys=False))
     for directory in (s.log_dir, s.pid_dir, s.checkpoint_dir, s.savepoint_dir, s.home / "web-upload", s.tmp_dir):
-        directory.mkdir(parents=True, exist_ok=True)
+        tree.directory(directory)
     return s.conf_dir
 
 
@@ -173,19 +174,18 @@ def write_lib_dir(dist: FlinkDistribution, s: FlinkClusterSettings) -> Path:
     """The wheel's lib/ plus the connectors, as symlinks: connector classes then load once, in the
     cluster's own classloader, instead of being shipped and loaded cold with every (re)submission
     through pipeline.jars; that is most of what a retune's restart costs besides planning."""
-    if s.lib_dir.exists():
-        shutil.rmtree(s.lib_dir)
-    s.lib_dir.mkdir(parents=True)
+    tree = s.account.tree(s.home.parent)
+    tree.remove(s.lib_dir)
+    tree.directory(s.lib_dir)
     for jar in [*sorted((dist.home / "lib").glob("*.jar")), *s.extra_lib_jars]:
-        (s.lib_dir / jar.name).symlink_to(jar.resolve())
+        tree.link(s.lib_dir / jar.name, jar.resolve())
     return s.lib_dir
 
 
 def prepare_home(dist: FlinkDistribution, s: FlinkClusterSettings) -> None:
-    """Config, lib and working directories, handed to the account the cluster runs as."""
+    """Config, lib and working directories, the account's the cluster runs as (each made so as it is written)."""
     write_conf_dir(dist, s)
     write_lib_dir(dist, s)
-    s.account.own(s.home)
 
 
 def niced(niceness: int) -> list[str]:
@@ -224,18 +224,32 @@ TASKMANAGER_DAEMON = "taskexecutor"
 
 def pid_files(pid_dir: Path, daemon: str) -> list[Path]:
     """Flink's own pid files of one kind of daemon (its script appends a line per process it starts)."""
-    return sorted(pid_dir.glob(f"flink-*-{daemon}.pid"))
+    try:
+        names = _tree_of(pid_dir).names(pid_dir)
+    except StackError:  # a services directory that is not what chronos made: no pid in it is read
+        return []
+    return [pid_dir / name for name in names if fnmatch.fnmatchcase(name, f"flink-*-{daemon}.pid")]
 
 
 def read_pids(pid_file: Path) -> list[int]:
     """The PIDs in a pid file Flink's script wrote (the service user can write it too: whatever else it holds,
-    a non-ASCII digit like '²', a negative number, is skipped, and a PID read is only ever adopted with proof)."""
+    a non-ASCII digit like '²', a negative number, is skipped, and a PID read is only ever adopted with proof). Read
+    without following a link (chronos.stack.service_tree): as root, never a file the service user points at."""
     try:
-        text = read_bytes(pid_file, "Flink pid file", max_bytes=64 << 10).decode("ascii", errors="replace")
-    except InvalidInput:
+        data = _tree_of(pid_file.parent).read(pid_file)
+    except StackError:
         return []
+    if data is None:
+        return []
+    text = data.decode("ascii", errors="replace")
     pids = (int(word) for word in text.split() if word.isascii() and word.isdigit() and len(word) <= 7)
     return [pid for pid in pids if 1 < pid <= PID_MAX]
+
+
+def _tree_of(pid_dir: Path) -> ServiceTree:
+    """The services directory a Flink home's pid directory (<services>/flink/pid) lies in, to read it no-follow."""
+    services = pid_dir.parent.parent
+    return account_of(services).tree(services)
 
 
 def _read_pids(pid_dir: Path, daemon: str) -> list[int]:

@@ -146,16 +146,15 @@ def start_broker(lib_dir: Path, home: Path, port: int, controller_port: int, acc
     as `account`; return its record."""
     java = _java()
     data_dir = home / "data"
-    home.mkdir(parents=True, exist_ok=True)
-    config = home / "server.properties"
-    config.write_text(render_server_properties(port, controller_port, data_dir, partitions, credentials))
-    log4j = home / "log4j2.properties"
-    log4j.write_text(_LOG4J2.format(log=home / "server.log"))
-    account.own(home)
+    tree = account.tree(home.parent)  # the services directory: written without following a link in it
+    tree.directory(home)
+    config = tree.write(home / "server.properties",
+                        render_server_properties(port, controller_port, data_dir, partitions, credentials))
+    log4j = tree.write(home / "log4j2.properties", _LOG4J2.format(log=home / "server.log"))
     classpath = f"{lib_dir}/*"
     log_opt = f"-Dlog4j2.configurationFile={log4j}"
     secured = [] if credentials is None else [ALLOW_PROVIDERS]
-    if not (data_dir / "meta.properties").exists():
+    if not tree.exists(data_dir / "meta.properties"):
         cluster_id = new_cluster_id()
         users = [] if credentials is None else [
             a for user, secret in ((BROKER_USER, "broker-password"), (CLIENT_USER, "kafka-password"))
@@ -173,7 +172,7 @@ def start_broker(lib_dir: Path, home: Path, port: int, controller_port: int, acc
     return spawn(
         [java, "-Xms256m", "-Xmx512m", *collector_flags(jvm_opts), *jvm_opts.split(), *secured, "-cp", classpath, log_opt,
          KAFKA_MAIN, str(config)],
-        home / "stdout.log",
+        tree.append(home / "stdout.log"),
         role="this stack's Kafka broker",
         argv_marks=(KAFKA_MAIN, str(config)),
         env=account.env(),

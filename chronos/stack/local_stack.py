@@ -8,6 +8,8 @@ process (a stale state file after a crash or a reboot) is said and never signall
 
 from __future__ import annotations
 
+import os
+import stat
 import sys
 import time
 from collections.abc import Callable
@@ -287,11 +289,16 @@ def down(stack_dir: Path, report: Report = _quiet, purge: bool = False) -> DownR
 
 
 def _remove_pid_files(flink_home: Path) -> None:
-    """Flink's pid files of a services directory that is this stack's (computed, never read from a file)."""
+    """Flink's pid files of a services directory that is this stack's (computed, never read from a file), removed
+    through the no-follow walk (chronos.stack.service_tree): a link in the way removes nothing it names."""
     pid_dir = flink_home / "pid"
-    if pid_dir.is_dir() and not pid_dir.is_symlink():
-        for pid_file in pid_dir.glob("*.pid"):
-            pid_file.unlink(missing_ok=True)
+    try:
+        tree = account_of(flink_home.parent).tree(flink_home.parent)
+    except StackError:
+        return
+    for name in tree.names(pid_dir):
+        if name.endswith(".pid"):
+            tree.remove(pid_dir / name)
 
 
 def _services_guess(stack_dir: Path) -> Path:
@@ -315,9 +322,12 @@ def _flink_daemons(flink_home: Path) -> list[tuple[str, Check]]:
     class and this stack's config dir) and by starting before its pid file was written."""
     conf, pid_dir = flink_home / "conf", flink_home / "pid"
     try:
-        services_user = flink_home.parent.stat().st_uid
+        services = os.lstat(flink_home.parent)
     except OSError:
         return []
+    if not stat.S_ISDIR(services.st_mode):  # a link in its place: no pid in it is anyone's
+        return []
+    services_user = services.st_uid
     kinds = (("flink-jobmanager", "this stack's JobManager", flink_cluster.JOBMANAGER_DAEMON,
               flink_cluster.jobmanager_marks(conf)),
              ("flink-taskmanager", "this stack's TaskManager", flink_cluster.TASKMANAGER_DAEMON,
@@ -325,7 +335,10 @@ def _flink_daemons(flink_home: Path) -> list[tuple[str, Check]]:
     found: list[tuple[str, Check]] = []
     for name, role, daemon, marks in kinds:
         for pid_file in flink_cluster.pid_files(pid_dir, daemon):
-            written = pid_file.stat().st_mtime
+            try:
+                written = os.lstat(pid_file).st_mtime
+            except OSError:
+                continue
             found.extend((name, adopt(pid, role, marks, written, services_user))
                          for pid in flink_cluster.read_pids(pid_file))
     return found

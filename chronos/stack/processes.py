@@ -212,11 +212,15 @@ def _reap(pid: int) -> None:
         os.waitpid(pid, os.WNOHANG)
 
 
-def spawn(argv: Sequence[str], log_file: Path, role: str, argv_marks: Sequence[str],
+def spawn(argv: Sequence[str], log_file: Path | int, role: str, argv_marks: Sequence[str],
           env: Mapping[str, str] | None = None, cwd: Path | None = None, exec_wait_s: float = EXEC_WAIT_S,
           run_as: RunAs | None = None) -> ProcessRecord:
-    """Start a detached child (own session, output to `log_file`, as `run_as` if given) and record it."""
-    log_file.parent.mkdir(parents=True, exist_ok=True)
+    """Start a detached child (own session, output to `log_file`, as `run_as` if given) and record it. `log_file`:
+    a path of chronos's own, or a descriptor opened for appending (a file in the services' directory, opened
+    through chronos.stack.service_tree, never by its path as root); spawn closes it."""
+    if isinstance(log_file, Path):
+        log_file.parent.mkdir(parents=True, exist_ok=True)
+        log_file = os.open(log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
     with open(log_file, "ab") as log:
         proc = subprocess.Popen(
             list(argv),

@@ -73,17 +73,17 @@ def start_prometheus(directory: Path, targets: Sequence[str], port: int | None =
     if binary is None:
         raise ToolMissing("prometheus is not installed; run scripts/setup.sh (apt package prometheus)")
     account = service_account()
-    if account.separate and not directory.resolve().is_relative_to(SERVICES_ROOT):
-        directory = account.services_dir(directory)
-    account.prepare(directory)
-    config = directory / "prometheus.yml"
-    config.write_text(prometheus_config(targets))
-    account.own(directory)
+    if account.separate and SERVICES_ROOT not in (directory.parent, directory.parent.parent):
+        directory = account.services_dir(directory)  # a services directory of its own
+    # Written without following a link (chronos.stack.service_tree), in the services directory it is or lies in.
+    tree = account.tree(directory.parent if directory.parent.parent == SERVICES_ROOT else directory)
+    tree.directory(directory)
+    config = tree.write(directory / "prometheus.yml", prometheus_config(targets))
     port = port or free_ports(1)[0]
     config_flag = f"--config.file={config}"
     process = spawn([binary, config_flag, f"--storage.tsdb.path={directory / 'data'}",
                      f"--web.listen-address={LOOPBACK}:{port}", "--web.enable-lifecycle"],
-                    directory / "prometheus.log", role="chronos's Prometheus", argv_marks=(config_flag,),
+                    tree.append(directory / "prometheus.log"), role="chronos's Prometheus", argv_marks=(config_flag,),
                     env=account.env(), cwd=directory, run_as=account.run_as())
     server = PrometheusServer(process, f"http://{LOOPBACK}:{port}", directory)
     deadline = time.monotonic() + timeout_s

@@ -4,9 +4,12 @@ files live.
 Their APIs are unauthenticated: whoever reaches them (any local user, on loopback) can make Flink run
 code. So run as root, chronos does not run them as root: they run as a dedicated system user (`chronos`,
 created by scripts/setup.sh; `CHRONOS_SERVICE_USER` names another), in a directory that user owns
-(`/var/lib/chronos/stacks/<name>-<hash>`). The stack directory keeps what chronos itself reads and acts on
-(state, job records, helper records) and stays root's, so nothing running as the service user can write
-a file chronos-as-root later trusts. Run as any other user, the services run as that user, in the stack
+(`/var/lib/chronos-stacks/<name>-<hash>`), below a root that only root can change (not the user's home: whoever
+owns a directory can replace what is in it). Root writes into that directory only through
+chronos.stack.service_tree (no link followed, files made anew). The stack directory keeps what chronos itself reads
+and acts on (state, job records, helper records) and stays root's, and so do the stack's credentials, in a folder
+beside the services' that their user may read but not change: nothing running as the service user can write a file
+chronos-as-root later trusts, or reads. Run as any other user, the services run as that user, in the stack
 directory, as they always did.
 
 Services get an allow-listed environment: PyFlink logs the whole environment of every Python process it
@@ -15,11 +18,12 @@ starts, and a shell's tokens and keys have no business in a Flink log.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import pwd
 import re
-import shutil
+import stat
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -29,10 +33,11 @@ from typing import Any
 from chronos.errors import StackError
 from chronos.flink.submit import JobSubmitter
 from chronos.model import CheckpointSettings, JobSpec, RunAs
+from chronos.stack.service_tree import ServiceTree
 
 SERVICE_USER_ENV = "CHRONOS_SERVICE_USER"
 DEFAULT_SERVICE_USER = "chronos"
-SERVICES_ROOT = Path("/var/lib/chronos/stacks")
+SERVICES_ROOT = Path("/var/lib/chronos-stacks")
 # What a service may inherit from chronos's environment; everything else (tokens, keys, proxies with
 # credentials) stays out of the services and their logs.
 INHERITED_ENV = ("PATH", "JAVA_HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
@@ -61,14 +66,14 @@ class ServiceAccount:
         """The allow-listed environment of a service, with `extra` on top."""
         return {**dict(self.run_as().env), **(extra or {})}
 
-    def own(self, path: Path) -> None:
-        """Hand `path` (and everything below it) to this account; nothing to do when it is chronos's own."""
+    def tree(self, services_dir: Path) -> ServiceTree:
+        """The services directory as chronos writes into it (chronos.stack.service_tree): below SERVICES_ROOT for a
+        separate account (refused elsewhere), the stack directory itself otherwise."""
         if not self.separate:
-            return
-        for directory, _, files in os.walk(path):
-            os.chown(directory, self.uid, self.gid, follow_symlinks=False)
-            for name in files:
-                os.chown(Path(directory) / name, self.uid, self.gid, follow_symlinks=False)
+            return ServiceTree(services_dir, services_dir)
+        if services_dir.parent != SERVICES_ROOT or services_dir.name in ("", ".", ".."):
+            raise StackError(f"the services of user {self.name!r} live below {SERVICES_ROOT}, not in {services_dir}")
+        return ServiceTree(SERVICES_ROOT, services_dir, self.uid, self.gid)
 
     def can(self, test: str, path: Path) -> bool:
         """Whether this account passes `test -r|-x|-w path` (asked as the account itself, so every
@@ -90,14 +95,9 @@ class ServiceAccount:
         return services_dir_for(stack_dir, self.separate)
 
     def prepare(self, directory: Path) -> Path:
-        """Create `directory` (mode 0700) for the services and hand it to this account."""
-        if self.separate:
-            SERVICES_ROOT.mkdir(parents=True, exist_ok=True)
-            SERVICES_ROOT.chmod(0o755)
-        directory.mkdir(parents=True, exist_ok=True)
-        directory.chmod(0o700)
-        self.own(directory)
-        return directory
+        """Create `directory` (mode 0700) for the services, this account's; one that is there must be a directory
+        (not a link) of this account's or chronos's, or nothing is done in it."""
+        return self.tree(directory).directory(directory, 0o700)
 
 
 
@@ -131,9 +131,24 @@ def service_account(name: str | None = None) -> ServiceAccount:
 
 def account_of(services_dir: Path) -> ServiceAccount:
     """The account a running stack's services run as: the owner of their directory. A replacement
-    process (a TaskManager after a kill, a restarted broker) is started as the same account."""
-    owner = pwd.getpwuid(services_dir.stat().st_uid)
+    process (a TaskManager after a kill, a restarted broker) is started as the same account; never root's for a
+    stack whose services live below SERVICES_ROOT, and never read through a link."""
+    try:
+        info = os.lstat(services_dir)
+    except OSError as exc:
+        raise StackError(f"the stack's services directory {services_dir} cannot be read: {exc.strerror}") from None
+    if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
+        raise StackError(f"the stack's services directory {services_dir} is not a directory chronos made (a link?); "
+                         "nothing is started as its owner")
+    try:
+        owner = pwd.getpwuid(info.st_uid)
+    except KeyError:
+        raise StackError(f"the stack's services directory {services_dir} belongs to uid {info.st_uid}, no user of "
+                         "this machine") from None
     me = os.geteuid()
+    if owner.pw_uid == 0 and services_dir.parent == SERVICES_ROOT:
+        raise StackError(f"the stack's services directory {services_dir} belongs to root: the services never run as "
+                         "root")
     if owner.pw_uid == me:
         return ServiceAccount(owner.pw_name, owner.pw_uid, owner.pw_gid, Path(owner.pw_dir), separate=False)
     if me != 0:
@@ -143,14 +158,24 @@ def account_of(services_dir: Path) -> ServiceAccount:
 
 
 def remove_services_dir(directory: Path, stack_dir: Path) -> None:
-    """Delete a services directory kept apart from its stack directory (`stack down --purge`); a
-    services directory that is the stack directory itself is left to its owner. Only a directory below
-    SERVICES_ROOT (callers pass one computed from the stack directory, never one a file named)."""
-    root = SERVICES_ROOT.resolve()
-    resolved = directory.resolve()
-    if (resolved != stack_dir.resolve() and resolved != root and resolved.is_relative_to(root)
-            and not directory.is_symlink()):
-        shutil.rmtree(resolved, ignore_errors=True)
+    """Delete a services directory kept apart from its stack directory (`stack down --purge`), and its credentials'
+    folder; a services directory that is the stack directory itself is left to its owner. Only an entry of
+    SERVICES_ROOT (callers pass one computed from the stack directory, never one a file named), removed through the
+    no-follow walk: a link in its place is removed as the link, nothing it names."""
+    if directory.parent != SERVICES_ROOT or directory == stack_dir or directory.name in ("", ".", ".."):
+        return
+    root = ServiceTree(SERVICES_ROOT, SERVICES_ROOT)
+    for entry in (directory, credentials_dir_for(directory)):
+        with contextlib.suppress(FileNotFoundError, StackError):
+            root.remove(entry)
+
+
+def credentials_dir_for(services_dir: Path) -> Path:
+    """Where a stack's generated credentials live: beside its services directory below SERVICES_ROOT (root's, the
+    services' user may read them: nothing root reads back lies in a folder that user could change), else in it."""
+    if services_dir.parent == SERVICES_ROOT:
+        return SERVICES_ROOT / f"{services_dir.name}.credentials"
+    return services_dir / "credentials"
 
 
 class ReadableFirst:

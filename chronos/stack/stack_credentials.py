@@ -1,42 +1,40 @@
 """The credentials of a secured local stack (`chronos stack up --secure`): a CA of its own, the broker's and Flink's
 REST server certificates, chronos's client certificate (Flink's REST asks for one: mutual TLS), the SCRAM passwords
-of the broker and of the clients, and the passwords of the Java key stores, generated into files only the stack's
-services' user can read (0600 in a 0700 folder; chronos as root reads them too).
+of the broker and of the clients, and the passwords of the Java key stores, generated into files only chronos's user
+and the stack's services' user can read. Run as root, they are root's, readable by the services' group (0640 in a
+0750 folder beside the services directory, chronos.stack.service_account.credentials_dir_for): chronos reads them
+back (its own clients log in with them), so they lie where the services' user can change nothing; otherwise the
+user's own (0600 in a 0700 folder).
 
 Why generated, and why here: the secured path has to be tested for real (a broker that refuses a wrong password, a
 REST API that refuses a client without the certificate), on a machine that has no CA, and nothing of it may be a
-constant in the repository. Keys and certificates come from `cryptography` (PEM for Kafka and Python), Flink's key
-stores are PKCS#12 made by the JDK's `keytool` (a Java trust store has to mark its certificates trusted, which only
-keytool's import does).
+constant in the repository. Keys, certificates and Flink's PKCS#12 key and trust stores come from `cryptography`
+(a Java trust store marks its certificates trusted: `serialize_java_truststore`).
 """
 
 from __future__ import annotations
 
 import datetime
 import ipaddress
-import os
 import secrets
-import shutil
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from chronos.connection_security import KafkaSecurity, RestSecurity
-from chronos.errors import StackError, ToolMissing
 from chronos.secret_refs import SecretRef
-from chronos.stack.service_account import ServiceAccount
+from chronos.stack.service_account import SERVICES_ROOT, ServiceAccount, credentials_dir_for
+from chronos.stack.service_tree import ServiceTree
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ec import EllipticCurvePrivateKey
     from cryptography.x509 import Certificate
 
-CREDENTIALS_DIR = "credentials"
 CLIENT_USER = "chronos"  # the SCRAM user of chronos's clients and of the jobs' Kafka connectors
 BROKER_USER = "broker"  # the broker's own (inter-broker) SCRAM user
 SCRAM_MECHANISM = "SCRAM-SHA-512"
+CHRONOS_ONLY = frozenset({"ca-key.pem", "client-key.pem"})  # no service reads these: the CA's key, chronos's own
 VALID_DAYS = 825  # the longest a TLS client accepts for a server certificate
-KEYTOOL_TIMEOUT_S = 60.0
 
 
 @dataclass(frozen=True)
@@ -102,19 +100,31 @@ def flink_rest_settings(creds: StackCredentials) -> tuple[tuple[str, str], ...]:
 
 
 def credentials_of(services_dir: Path) -> StackCredentials:
-    return StackCredentials(services_dir / CREDENTIALS_DIR)
+    return StackCredentials(credentials_dir_for(services_dir))
+
+
+def _tree(services_dir: Path, creds: StackCredentials, account: ServiceAccount) -> tuple[ServiceTree, int]:
+    """How the credentials are written, and their files' mode: root's with the services' group, or the user's own."""
+    anchor = SERVICES_ROOT if creds.folder.parent == SERVICES_ROOT else services_dir
+    if account.separate:
+        return ServiceTree(anchor, creds.folder, 0, account.gid), 0o640
+    return ServiceTree(anchor, creds.folder), 0o600
 
 
 def generate(services_dir: Path, account: ServiceAccount, host: str = "127.0.0.1") -> StackCredentials:
     """Make the stack's credentials once (kept across restarts: a broker's SCRAM users live in its storage);
     return where they are."""
     creds = credentials_of(services_dir)
-    if (creds.folder / "complete").exists():
+    tree, mode = _tree(services_dir, creds, account)
+    if tree.exists(creds.path("complete")):
         return creds
     from cryptography.hazmat.primitives.asymmetric import ec
 
-    creds.folder.mkdir(parents=True, exist_ok=True)
-    creds.folder.chmod(0o700)
+    tree.directory(creds.folder, 0o750 if account.separate else 0o700)
+
+    def _write(path: Path, data: bytes) -> None:
+        tree.write(path, data, 0o600 if path.name in CHRONOS_ONLY else mode)
+
     for name in ("kafka-password", "broker-password", "flink-store-password"):
         _write(creds.path(name), secrets.token_urlsafe(24).encode())
     ca_key = ec.generate_private_key(ec.SECP256R1())
@@ -132,16 +142,10 @@ def generate(services_dir: Path, account: ServiceAccount, host: str = "127.0.0.1
     client_cert = _certificate("chronos", client_key, ca_key, ca_cert, host, client=True)
     _write(creds.path("client.pem"), _pem_cert(client_cert))
     _write(creds.path("client-key.pem"), _pem_key(client_key))
-    _java_stores(creds, flink_key, flink_cert, ca_cert)
+    for path, data in _java_stores(creds, flink_key, flink_cert, ca_cert):
+        _write(path, data)
     _write(creds.path("complete"), b"")
-    account.own(creds.folder)
     return creds
-
-
-def _write(path: Path, data: bytes) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-    with os.fdopen(fd, "wb") as out:
-        out.write(data)
 
 
 def _certificate(name: str, key: EllipticCurvePrivateKey, issuer_key: EllipticCurvePrivateKey,
@@ -186,25 +190,15 @@ def _pem_key(key: EllipticCurvePrivateKey) -> bytes:
     return key.private_bytes(s.Encoding.PEM, s.PrivateFormat.PKCS8, s.NoEncryption())
 
 
-def _java_stores(creds: StackCredentials, key: EllipticCurvePrivateKey, cert: Certificate, ca_cert: Certificate) -> None:
+def _java_stores(creds: StackCredentials, key: EllipticCurvePrivateKey, cert: Certificate,
+                 ca_cert: Certificate) -> tuple[tuple[Path, bytes], ...]:
     """Flink's REST key store (its key and certificate) and trust store (the CA: the client certificates it accepts
     and the server it trusts when its own CLI submits a job), PKCS#12 under one generated password."""
     from cryptography.hazmat.primitives.serialization import BestAvailableEncryption, pkcs12
 
-    password = creds.read("flink-store-password")
-    _write(creds.flink_keystore, pkcs12.serialize_key_and_certificates(
-        b"flink-rest", key, cert, [ca_cert], BestAvailableEncryption(password.encode())))
-    keytool = shutil.which("keytool")
-    if keytool is None:
-        raise ToolMissing("keytool (the JDK's) is not installed; install a JDK 17 (apt-get install openjdk-17-jdk-headless)")
-    creds.flink_truststore.unlink(missing_ok=True)
-    try:
-        done = subprocess.run(
-            [keytool, "-importcert", "-noprompt", "-alias", "ca", "-file", str(creds.ca), "-storetype", "PKCS12",
-             "-keystore", str(creds.flink_truststore), "-storepass:file", str(creds.path("flink-store-password"))],
-            capture_output=True, text=True, timeout=KEYTOOL_TIMEOUT_S, check=False)
-    except subprocess.TimeoutExpired:
-        raise StackError(f"keytool took over {KEYTOOL_TIMEOUT_S:.0f} s to write Flink's trust store") from None
-    if done.returncode != 0:
-        raise StackError(f"keytool could not write Flink's trust store: {(done.stdout + done.stderr).strip()[-200:]}")
-    creds.flink_truststore.chmod(0o600)
+    password = creds.read("flink-store-password").encode()
+    keystore = pkcs12.serialize_key_and_certificates(b"flink-rest", key, cert, [ca_cert],
+                                                     BestAvailableEncryption(password))
+    truststore = pkcs12.serialize_java_truststore([pkcs12.PKCS12Certificate(ca_cert, b"ca")],
+                                                  BestAvailableEncryption(password))
+    return (creds.flink_keystore, keystore), (creds.flink_truststore, truststore)

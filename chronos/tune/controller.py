@@ -144,12 +144,15 @@ class Controller:
         """Step every job on its turn until `stop` is set (or the duration is over); then wait for the steps in
         flight and close every job."""
         end = None if duration_s is None else self.clock() + duration_s
+        pool = ThreadPoolExecutor(max_workers=self.settings.workers, thread_name_prefix="chronos-job")
         try:
-            with ThreadPoolExecutor(max_workers=self.settings.workers, thread_name_prefix="chronos-job") as pool:
-                while not stop.is_set() and (end is None or self.clock() < end):
-                    self._dispatch(pool)
-                    self._wait(end)
+            while not stop.is_set() and (end is None or self.clock() < end):
+                self._dispatch(pool)
+                self._wait(end)
         finally:
+            # The turns still queued never start (hundreds of jobs taken up at once queue hundreds of starts): the
+            # stop waits for the steps in flight only.
+            pool.shutdown(wait=True, cancel_futures=True)
             with self._lock:
                 slots = list(self._slots.values())
                 self._slots.clear()

@@ -31,10 +31,19 @@ SWITCH = PREFIX + "tune"
 REST_URL = PREFIX + "rest-url"
 
 
-class DeploymentLister(Protocol):
-    """The namespace's FlinkDeployments as the API returns them (chronos.k8s's CustomObjectsDeploymentApi)."""
+@dataclass(frozen=True)
+class Listed:
+    """A namespace's FlinkDeployments as the API returned them, each read through the adapter's schema; one line for
+    each item that could not be (it is not tuned, and the others are)."""
 
-    def list(self, namespace: str) -> list[Mapping[str, Any]]: ...
+    items: tuple[Mapping[str, Any], ...]
+    unreadable: tuple[str, ...] = ()
+
+
+class DeploymentLister(Protocol):
+    """The namespace's FlinkDeployments (chronos.k8s's KubeDeploymentApi)."""
+
+    def list(self, namespace: str) -> Listed: ...
 
 
 @dataclass(frozen=True)
@@ -49,16 +58,21 @@ def operator_rest_url(name: str, namespace: str) -> str:
 
 
 def discovered(resources: Iterable[Mapping[str, Any]], defaults: Mapping[str, Any]) -> Discovered:
-    """The FlinkDeployments (as the API returns them) switched on for chronos, each as a JobTarget named
-    `<namespace>.<name>`; the ones that cannot be, each said in one line."""
+    """The FlinkDeployments (as the adapter read them) switched on for chronos, each as a JobTarget named
+    `<namespace>.<name>` (unique: a namespace holds no dot); the ones that cannot be, each said in one line."""
     targets: list[JobTarget] = []
     refused: list[str] = []
+    seen: set[tuple[str, str]] = set()
     for resource in resources:
         metadata = resource.get("metadata") or {}
         annotations = metadata.get("annotations") or {}
         if str(annotations.get(SWITCH, "")).strip().lower() != "true":
             continue
         name, namespace = str(metadata.get("name", "")), str(metadata.get("namespace") or "default")
+        if (namespace, name) in seen:
+            refused.append(f"FlinkDeployment {namespace}/{name} is listed twice; it is tuned once")
+            continue
+        seen.add((namespace, name))
         policy = {key[len(PREFIX):]: value for key, value in annotations.items()
                   if key.startswith(PREFIX) and key not in (SWITCH, REST_URL)}
         entry = {"name": f"{namespace}.{name}", "flink_deployment": name, "namespace": namespace,

@@ -33,8 +33,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from chronos.errors import InvalidInput, field_error, is_job_id
-from chronos.model import check_url
-from chronos.optimizer.policy import TunePolicy
+from chronos.model import check_kube_name, check_kube_namespace, check_url
+from chronos.optimizer.policy import TunePolicy, policy_fields
 
 MAX_JOBS = 1000  # a file of more is a mistake, not a fleet: refused before anything is built
 
@@ -53,13 +53,18 @@ class JobTarget:
 
 
 def _snake(data: Any) -> Any:
-    return {str(k).replace("-", "_"): v for k, v in data.items()} if isinstance(data, dict) else data
+    if not isinstance(data, dict):
+        return data
+    try:
+        return policy_fields(data, "a job's entry")
+    except InvalidInput as exc:
+        raise ValueError(str(exc).removeprefix("a job's entry: ")) from None
 
 
 class _Job(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    name: str = Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    name: str = Field(min_length=1, max_length=320, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")  # <namespace>.<name> fits
     job: str | None = None
     flink_deployment: str | None = Field(None, min_length=1, max_length=253)
     namespace: str = Field("default", min_length=1, max_length=63)
@@ -78,6 +83,12 @@ class _Job(BaseModel):
             raise ValueError("give exactly one of job (a Flink job id) and flink_deployment")
         if self.job is not None and not is_job_id(self.job):
             raise ValueError(f"job {self.job[:40]!r} is not a Flink job id (32 hex digits)")
+        try:  # they become the API server's URL paths: `..`, `a/b` or `../../api` would address something else
+            check_kube_namespace(self.namespace)
+            if self.flink_deployment is not None:
+                check_kube_name(self.flink_deployment, "flink_deployment")
+        except InvalidInput as exc:
+            raise ValueError(str(exc)) from None
         if self.rest_url is not None:
             try:
                 check_url(self.rest_url, "rest_url")
@@ -107,7 +118,8 @@ def job_targets(data: Any, where: str, base_dir: Path) -> tuple[JobTarget, ...]:
             raise InvalidInput(f"{where}: job name {job.name!r} is given twice; each job needs a name of its own")
         seen.add(job.name)
         try:
-            policy = TunePolicy(**{**_snake(parsed.defaults), **_snake(job.policy)})
+            policy = TunePolicy(**{**policy_fields(parsed.defaults, f"{where}: defaults"),
+                                   **policy_fields(job.policy, f"{where}: job {job.name}")})
         except ValidationError as exc:
             raise InvalidInput(f"{where}: job {job.name}: invalid policy: {field_error(exc.errors())}") from None
         job_file = None if job.job_file is None else (base_dir / job.job_file if not job.job_file.is_absolute()

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
 
-from chronos.sqlite_schema import VersionedDatabase
+from chronos.sqlite_schema import VersionedDatabase, stored_pairs
 
 Step = Literal["decided", "savepoint", "resubmitted", "verified", "rolling-back", "rollback-resubmitted",
                "rolled-back", "abandoned"]
@@ -251,6 +251,7 @@ class TuneJournal:
         self._db = self._file.db
         self._lock = self._file.lock
         self._transaction = self._file.transaction
+        self._read = self._file.read  # every value read back checked against its column (chronos.sqlite_schema)
 
     def close(self) -> None:
         self._file.close()
@@ -278,16 +279,14 @@ class TuneJournal:
         return self.retune(retune_id)
 
     def retune(self, retune_id: int) -> Retune:
-        with self._lock:
-            row = self._db.execute("SELECT * FROM chronos_retunes WHERE retune_id=?", (retune_id,)).fetchone()
-        if row is None:
+        rows = self._read("chronos_retunes", "SELECT * FROM chronos_retunes WHERE retune_id=?", (retune_id,))
+        if not rows:
             raise KeyError(retune_id)
-        return Retune(*row)
+        return Retune(*rows[0])
 
     def retunes(self, job_name: str | None = None) -> list[Retune]:
         query = "SELECT * FROM chronos_retunes" + (" WHERE job_name=?" if job_name else "") + " ORDER BY retune_id"
-        with self._lock:
-            return [Retune(*row) for row in self._db.execute(query, (job_name,) if job_name else ())]
+        return [Retune(*row) for row in self._read("chronos_retunes", query, (job_name,) if job_name else ())]
 
     def unfinished(self, job_name: str) -> Retune | None:
         """The newest retune of the job that did not reach a final step, if any."""
@@ -303,10 +302,9 @@ class TuneJournal:
 
     def decisions(self, job_name: str, since_ms: int = 0, limit: int = 100_000) -> list[DecisionRecord]:
         """Oldest first."""
-        with self._lock:
-            rows = self._db.execute(
-                f"SELECT {', '.join(DECISION_COLUMNS)} FROM chronos_decisions WHERE job_name=? AND at_ms>=? "
-                "ORDER BY at_ms DESC LIMIT ?", (job_name, since_ms, limit)).fetchall()
+        rows = self._read("chronos_decisions",
+                          f"SELECT {', '.join(DECISION_COLUMNS)} FROM chronos_decisions WHERE job_name=? AND at_ms>=? "
+                          "ORDER BY at_ms DESC LIMIT ?", (job_name, since_ms, limit))
         fields = [dict(zip(DECISION_COLUMNS, row, strict=True)) for row in reversed(rows)]
         return [DecisionRecord(**{**f, "feasible": bool(f["feasible"])}) for f in fields]
 
@@ -330,15 +328,14 @@ class TuneJournal:
 
     def decision_days(self, job_name: str) -> list[tuple[str, int, int]]:
         """(day, decisions, retunes) of the summarized days, oldest first."""
-        with self._lock:
-            return [(str(d), int(n), int(r)) for d, n, r in self._db.execute(
-                "SELECT day, decisions, retunes FROM chronos_decision_days WHERE job_name=? ORDER BY day", (job_name,))]
+        return [(str(d), int(n), int(r)) for d, n, r in self._read(
+            "chronos_decision_days", "SELECT day, decisions, retunes FROM chronos_decision_days WHERE job_name=? "
+            "ORDER BY day", (job_name,))]
 
     def job_names(self) -> list[str]:
         """Jobs with decisions or retunes on record."""
-        with self._lock:
-            rows = self._db.execute("SELECT job_name FROM chronos_decisions UNION SELECT job_name FROM chronos_retunes "
-                                    "ORDER BY 1").fetchall()
+        rows = self._read("chronos_decisions", "SELECT job_name FROM chronos_decisions UNION SELECT job_name FROM "
+                          "chronos_retunes ORDER BY 1")
         return [str(r[0]) for r in rows]
 
     def record_recovery(self, recovery: LiveRecovery) -> None:
@@ -350,16 +347,15 @@ class TuneJournal:
                         json.dumps([list(kv) for kv in recovery.settings_in_force])))
 
     def recoveries(self, job_name: str) -> list[LiveRecovery]:
-        with self._lock:
-            return [LiveRecovery(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7], row[8], row[9],
-                                 tuple((str(k), str(v)) for k, v in json.loads(row[10])))
-                    for row in self._db.execute(
-                        "SELECT * FROM chronos_live_recoveries WHERE job_name=? ORDER BY failed_ms", (job_name,))]
+        where = f"the tune database {self.path}: chronos_live_recoveries.settings_in_force"
+        return [LiveRecovery(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7], row[8], row[9],
+                             stored_pairs(row[10], where))
+                for row in self._read("chronos_live_recoveries", "SELECT * FROM chronos_live_recoveries WHERE "
+                                      "job_name=? ORDER BY failed_ms", (job_name,))]
 
     def recovery_jobs(self) -> list[str]:
-        with self._lock:
-            return [str(r[0]) for r in self._db.execute(
-                "SELECT DISTINCT job_name FROM chronos_live_recoveries ORDER BY job_name")]
+        return [str(r[0]) for r in self._read(
+            "chronos_live_recoveries", "SELECT DISTINCT job_name FROM chronos_live_recoveries ORDER BY job_name")]
 
     def record_latency(self, latency: LiveLatency) -> None:
         with self._transaction() as db:
@@ -367,9 +363,9 @@ class TuneJournal:
                        (latency.job_name, latency.ended_ms, latency.interval_ms, latency.rate, latency.p99_ms))
 
     def latencies(self, job_name: str) -> list[LiveLatency]:
-        with self._lock:
-            return [LiveLatency(str(r[0]), int(r[1]), int(r[2]), float(r[3]), float(r[4])) for r in self._db.execute(
-                "SELECT * FROM chronos_live_latencies WHERE job_name=? ORDER BY ended_ms", (job_name,))]
+        return [LiveLatency(str(r[0]), int(r[1]), int(r[2]), float(r[3]), float(r[4])) for r in self._read(
+            "chronos_live_latencies", "SELECT * FROM chronos_live_latencies WHERE job_name=? ORDER BY ended_ms",
+            (job_name,))]
 
     # -- cadences of paced jobs ----------------------------------------------------------------------
     def open_cadence(self, job_name: str, job_id: str, from_ms: int | None, to_ms: int, fallback_ms: int,
@@ -388,13 +384,11 @@ class TuneJournal:
         return self._cadence(cadence_id)
 
     def cadences(self, job_name: str) -> list[Cadence]:
-        with self._lock:
-            return [Cadence(*row) for row in self._db.execute(
-                "SELECT * FROM chronos_cadences WHERE job_name=? ORDER BY cadence_id", (job_name,))]
+        return [Cadence(*row) for row in self._read(
+            "chronos_cadences", "SELECT * FROM chronos_cadences WHERE job_name=? ORDER BY cadence_id", (job_name,))]
 
     def _cadence(self, cadence_id: int) -> Cadence:
-        with self._lock:
-            row = self._db.execute("SELECT * FROM chronos_cadences WHERE cadence_id=?", (cadence_id,)).fetchone()
-        if row is None:
+        rows = self._read("chronos_cadences", "SELECT * FROM chronos_cadences WHERE cadence_id=?", (cadence_id,))
+        if not rows:
             raise KeyError(cadence_id)
-        return Cadence(*row)
+        return Cadence(*rows[0])

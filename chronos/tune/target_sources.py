@@ -87,7 +87,7 @@ class DiscoveredTargets:
             return self._last if again else None
         self._next = now + self._every_s
         try:
-            resources = [d for namespace in self._namespaces for d in self._lister.list(namespace)]
+            listed = [self._lister.list(namespace) for namespace in dict.fromkeys(self._namespaces)]
         except ChronosError as exc:
             if str(exc) != self._failing:
                 self._say(f"{exc}; the jobs found before go on until the next list")
@@ -96,10 +96,10 @@ class DiscoveredTargets:
         if self._failing is not None:
             self._say("FlinkDeployments listed again")
             self._failing = None
-        found = discovered(resources, self._defaults)
-        for line in found.refused:
+        found = discovered([item for one in listed for item in one.items], self._defaults)
+        for line in (*(line for one in listed for line in one.unreadable), *found.refused):
             if line not in self._said:
                 self._say(f"not tuned: {line}")
-        self._said = set(found.refused)
+        self._said = {*(line for one in listed for line in one.unreadable), *found.refused}
         self._last = found.targets
         return self._last

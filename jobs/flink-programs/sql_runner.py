@@ -54,6 +54,15 @@ def render(text: str, variables: dict[str, str]) -> list[str]:
     return [s.strip() for s in re.split(r";\s*(?:\n|$)", rendered) if s.strip()]
 
 
+def parse_var(given: str) -> tuple[str, str]:
+    """`name=value`, the name an identifier (as chronos's job files give them): a name holding `=` or `)` would put
+    the rest of it into the value, unchecked."""
+    name, sep, value = given.partition("=")
+    if not sep or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,63}", name):
+        raise ValueError(f"--var {name[:40]!r}: a variable's name is an identifier (letters, digits, _)")
+    return name, value
+
+
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sql", required=True, help="SQL file")
@@ -66,7 +75,7 @@ def main(argv: list[str]) -> None:
     from pyflink.table import EnvironmentSettings, TableEnvironment
 
     a = parse_args(argv)
-    variables = dict(v.split("=", 1) for v in a.var)
+    variables = dict(parse_var(v) for v in a.var)
     statements = render(Path(a.sql).read_text(), variables)
     t_env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
     if a.job_name:

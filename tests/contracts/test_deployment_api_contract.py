@@ -1,9 +1,9 @@
 """One set of assertions about `DeploymentApi` (what the FlinkDeployment realizer asks of Kubernetes), held by the fake
-operator the realizer's unit tests run against and by the real `CustomObjectsDeploymentApi` over the kubernetes client,
-talking to an API server's FlinkDeployment endpoints on 127.0.0.1 (tests/support/fake_kube_api.py: no cluster is
-reachable here): a deployment reads back with its spec and status; a patch changes only the keys it names, as a
-merge patch, and the next read shows them; `apply_configuration` patches only what differs; a deployment that does
-not exist is one line naming it, not a hang or a traceback."""
+operator the realizer's unit tests run against and by the real `KubeDeploymentApi` (bounded REST exchanges, replies read
+through the FlinkDeployment schema), talking to an API server's FlinkDeployment endpoints on 127.0.0.1
+(tests/support/fake_kube_api.py: no cluster is reachable here): a deployment reads back with its spec and status; a
+patch changes only the keys it names, as a merge patch, and the next read shows them; `apply_configuration` patches
+only what differs; a deployment that does not exist is one line naming it, not a hang or a traceback."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import pytest
 
 from chronos.errors import StackError
 from chronos.k8s.flink_deployment import INTERVAL_KEY, DeploymentApi, apply_configuration
-from tests.support.fake_operator import FakeOperator
+from tests.support.fake_operator import FakeOperator, job_id
 
 NAMESPACE, NAME = "streaming", "fleet"
 OTHER_KEY = "state.backend.type"
@@ -36,29 +36,30 @@ def _deployment() -> dict[str, Any]:
         "metadata": {"name": NAME, "namespace": NAMESPACE},
         "spec": {"job": {"upgradeMode": "savepoint", "jarURI": "local:///opt/flink/job.jar"},
                  "flinkConfiguration": {INTERVAL_KEY: "30s", OTHER_KEY: "rocksdb"}},
-        "status": {"lifecycleState": "STABLE", "jobStatus": {"state": "RUNNING", "jobId": "job-0"},
+        "status": {"lifecycleState": "STABLE", "jobStatus": {"state": "RUNNING", "jobId": job_id(0)},
                    "reconciliationStatus": {"lastReconciledSpec": json.dumps(
                        {"flinkConfiguration": {INTERVAL_KEY: "30s", OTHER_KEY: "rocksdb"}})}},
     }
 
 
-@pytest.fixture(params=["fake", "kubernetes-client"])
+@pytest.fixture(params=["fake", "api-server"])
 def subject(request: pytest.FixtureRequest) -> Iterator[Subject]:
     if request.param == "fake":
         operator = FakeOperator(upgrade_polls=1)
         operator.resource["spec"]["flinkConfiguration"][OTHER_KEY] = "rocksdb"
         yield Subject(operator)
         return
-    from kubernetes import client
-
-    from chronos.k8s.flink_deployment import CustomObjectsDeploymentApi
+    from chronos.k8s.flink_deployment import KubeDeploymentApi
+    from chronos.k8s.kube_api import KubeApi
+    from chronos.k8s.kube_config import KubeConnection
     from tests.support.fake_kube_api import serving
 
     with serving({(NAMESPACE, NAME): copy.deepcopy(_deployment())}) as (url, server):
-        configuration = client.Configuration()
-        configuration.host = url
-        with client.ApiClient(configuration) as api_client:
-            yield Subject(CustomObjectsDeploymentApi(client.CustomObjectsApi(api_client)), server.content_types)
+        api = KubeApi(KubeConnection(url, True, dict))
+        try:
+            yield Subject(KubeDeploymentApi(api), server.content_types)
+        finally:
+            api.close()
 
 
 def test_a_deployment_reads_back_with_its_configuration_and_the_operator_s_status(subject: Subject) -> None:
@@ -93,7 +94,7 @@ def test_a_deployment_that_does_not_exist_is_one_line_naming_it(subject: Subject
 
 def test_a_namespace_lists_its_deployments_whole(subject: Subject) -> None:
     subject.api.patch_configuration(NAMESPACE, NAME, {INTERVAL_KEY: "20s"})
-    listed = subject.api.list(NAMESPACE)  # type: ignore[attr-defined]
+    listed = subject.api.list(NAMESPACE).items  # type: ignore[attr-defined]
     assert [(d["metadata"]["namespace"], d["metadata"]["name"]) for d in listed] == [(NAMESPACE, NAME)]
     assert listed[0]["spec"]["flinkConfiguration"][INTERVAL_KEY] == "20s"
-    assert subject.api.list("elsewhere") == []  # type: ignore[attr-defined]
+    assert subject.api.list("elsewhere").items == ()  # type: ignore[attr-defined]

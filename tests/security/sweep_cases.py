@@ -41,6 +41,7 @@ class Scratch:
     victim: Path
     url: str = ""
     strangers: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    cleanup: list[Callable[[], None]] = field(default_factory=list)  # what a case made outside the test's folder
 
     @property
     def stack(self) -> Path:
@@ -71,6 +72,9 @@ class Case:
     answers: dict[str, Send | Any] = field(default_factory=dict)  # the server's paths answered otherwise
     after: Callable[[Scratch], None] | None = None  # what must hold of the scratch afterwards
     root_only: bool = False
+    absent: tuple[str, ...] = ()  # besides the secrets every case checks: what must not be printed
+    within_s: float = 5.0  # a case about a deadline: that deadline, and the CLI's start
+    env: dict[str, str] = field(default_factory=dict)  # added to the command's environment
 
 
 # -- what the cases build ---------------------------------------------------------------------------------------

@@ -11,6 +11,23 @@ from typing import Any
 
 from chronos.errors import StackError
 from chronos.k8s.flink_deployment import INTERVAL_KEY
+from chronos.tune.discovery import Listed
+
+
+def changed(resource: dict[str, Any], **changes: Any) -> dict[str, Any]:
+    """`resource` with each change put at its path (`status__jobStatus="x"` sets resource["status"]["jobStatus"])."""
+    for path, value in changes.items():
+        *parents, last = path.split("__")
+        target = resource
+        for part in parents:
+            target = target[part]
+        target[last] = value
+    return resource
+
+
+def job_id(generation: int) -> str:
+    """The Flink job id the operator reports for its deployment's `generation`-th job (32 hex digits, as Flink's)."""
+    return f"{generation:032x}"
 
 
 class FakeOperator:
@@ -21,7 +38,7 @@ class FakeOperator:
         self.resource: dict[str, Any] = {
             "metadata": {"name": "fleet", "namespace": "streaming"},
             "spec": {"job": {"upgradeMode": upgrade_mode}, "flinkConfiguration": {INTERVAL_KEY: interval}},
-            "status": {"lifecycleState": "STABLE", "jobStatus": {"state": "RUNNING", "jobId": "job-0"},
+            "status": {"lifecycleState": "STABLE", "jobStatus": {"state": "RUNNING", "jobId": job_id(0)},
                        "reconciliationStatus": {"lastReconciledSpec": json.dumps(
                            {"flinkConfiguration": {INTERVAL_KEY: interval}})}},
         }
@@ -43,13 +60,13 @@ class FakeOperator:
                 else:
                     self._generation += 1
                     status.update(lifecycleState="DEPLOYED")
-                    status["jobStatus"] = {"state": "RUNNING", "jobId": f"job-{self._generation}"}
+                    status["jobStatus"] = {"state": "RUNNING", "jobId": job_id(self._generation)}
                     status["reconciliationStatus"]["lastReconciledSpec"] = json.dumps(
                         {"flinkConfiguration": dict(self.resource["spec"]["flinkConfiguration"])})
         return copy.deepcopy(self.resource)
 
-    def list(self, namespace: str) -> list[Mapping[str, Any]]:
-        return [self.get("streaming", "fleet")] if namespace == "streaming" else []
+    def list(self, namespace: str) -> Listed:
+        return Listed((self.get("streaming", "fleet"),) if namespace == "streaming" else ())
 
     def patch_configuration(self, namespace: str, name: str, configuration: Mapping[str, str]) -> None:
         self._found(namespace, name)

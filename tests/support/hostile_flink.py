@@ -19,6 +19,12 @@ REPLIES = Path(__file__).parent.parent / "fixtures" / "flink_replies"
 JOB = "a516c64b92a80f756b99ff94114dfb99"  # the job of the recorded replies
 
 Send = Callable[[socket.socket], None]
+_CURRENT = threading.local()  # the request a handler thread answers now
+
+
+def request_head() -> str:
+    """The head (request line and headers) of the request being answered, for a reply that repeats it."""
+    return str(getattr(_CURRENT, "head", ""))
 
 
 def _recorded(name: str) -> Any:
@@ -131,6 +137,7 @@ class _Handler(socketserver.BaseRequestHandler):
                     break
                 body += chunk
             server.flink.requests.append(f"{method} {path}")
+            _CURRENT.head = head
             server.flink._reply(method, path)(conn)
 
 

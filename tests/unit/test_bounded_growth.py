@@ -12,7 +12,7 @@ import pytest
 from chronos.cli.rotating_output import RotatingOutput
 from chronos.errors import StackError
 from chronos.flink.rest import FlinkRestClient
-from chronos.k8s.kube_config import kube_call
+from chronos.k8s.kube_api import kube_call
 from chronos.stack.kafka_broker import _LOG4J2
 from chronos.tune.journal import DecisionRecord, TuneJournal
 
@@ -53,7 +53,7 @@ def test_kafkas_log_is_a_rolling_file() -> None:
 
 
 class Unavailable(OSError):
-    """What urllib3 raises under the kubernetes client when the API server is unreachable."""
+    """What a socket raises when the API server is unreachable."""
 
 
 def test_kubernetes_calls_back_off_on_transient_failures_then_say_it_in_one_line() -> None:

@@ -44,7 +44,15 @@ def test_a_valid_file_parses_into_typed_models(tmp_path: Path) -> None:
         ("title: x\n", "steady-state-hypothesis: Field required"),
         (GOOD.replace("kill-taskmanager", "kill-everything"), "method.0.fault"),
         (GOOD.replace("max: 5000", "maxx: 5000"), "steady-state-hypothesis.probes.0"),
-        (GOOD.replace("window-s: 20", "window-s: -1"), "window-s: Input should be greater than 0"),
+        (GOOD.replace("window-s: 20", "window-s: -1"), "window-s: Input should be greater than or equal to 1"),
+        # bounded as a user means them: no window, wait or pause past an hour, no MTBF under a second, no probe that
+        # nothing could pass
+        (GOOD.replace("window-s: 20", "window-s: 1.0e200"), "window-s: Input should be less than or equal to 3600"),
+        (GOOD.replace("before-s: 3", "before-s: 1.0e-200"), "before-s: Input should be greater than or equal to 0.1"),
+        (GOOD.replace("{strategy: worst-case, before-s: 3}", "{strategy: random, mtbf-s: 1.0e-300}"),
+         "mtbf-s: Input should be greater than or equal to 1"),
+        (GOOD.replace("max: 5000", "min: 10, max: 5"), "min 10 is above max 5: no value could pass"),
+        (GOOD + "load: {rate: 100, vehicles: 1000000000000}\n", "load.vehicles: Input should be less than or equal"),
         ("title: [unclosed\n", "not valid YAML"),
         ("- just a list\n", "an experiment is a mapping"),
     ],

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from chronos.bounded_http import TlsSettingsUnreadable, rest_tls
 from chronos.connection_security import PLAINTEXT, KafkaSecurity, RestSecurity
-from chronos.errors import field_error
+from chronos.errors import InvalidInput, field_error
 from chronos.flink.rest import tls_refusal
 from chronos.flink.submit import CliSubmitter
 from chronos.jobs.shipped import program
@@ -32,14 +32,32 @@ def test_plaintext_adds_nothing_to_any_client() -> None:
     assert PLAINTEXT.program_args() == () and not PLAINTEXT.secured
 
 
-def test_a_scram_login_over_tls_in_each_clients_spelling() -> None:
-    security = KafkaSecurity.model_validate(SCRAM)
+def test_a_scram_login_over_tls_in_each_clients_spelling(tmp_path: Path) -> None:
+    ca = tmp_path / "ca.pem"
+    ca.write_text("-----BEGIN CERTIFICATE-----\n")
+    security = KafkaSecurity.model_validate({**SCRAM, "ca-file": str(ca)})
     assert security.kafka_python_settings() == {
         "security_protocol": "SASL_SSL", "sasl_mechanism": "SCRAM-SHA-512", "sasl_plain_username": "chronos",
-        "sasl_plain_password": "s3cr3t", "ssl_check_hostname": True, "ssl_cafile": "/etc/chronos/ca.pem"}
+        "sasl_plain_password": "s3cr3t", "ssl_check_hostname": True, "ssl_cafile": str(ca)}
     assert security.librdkafka_settings() == {
         "security.protocol": "sasl_ssl", "sasl.mechanisms": "SCRAM-SHA-512", "sasl.username": "chronos",
-        "sasl.password": "s3cr3t", "ssl.ca.location": "/etc/chronos/ca.pem"}
+        "sasl.password": "s3cr3t", "ssl.ca.location": str(ca)}
+
+
+def test_a_ca_file_a_client_library_would_block_on_is_refused_before_any_client_is_built(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "ca.pem")
+    with pytest.raises(InvalidInput, match="is a FIFO"):
+        KafkaSecurity.model_validate({**SCRAM, "ca-file": str(tmp_path / "ca.pem")}).kafka_python_settings()
+    with pytest.raises(InvalidInput, match="is a FIFO"):
+        RestSecurity(ca_file=str(tmp_path / "ca.pem")).ssl_context()
+
+
+def test_a_header_secret_no_http_header_can_carry_is_one_line_naming_the_reference(monkeypatch: pytest.MonkeyPatch) -> None:
+    for bad in ("tök€n", "abc\r\nX-Injected: 1", "tab\there"):
+        monkeypatch.setenv("CHRONOS_TEST_TOKEN", bad)
+        with pytest.raises(InvalidInput, match=r"\$\{env:CHRONOS_TEST_TOKEN\}: the secret holds a character") as raised:
+            RestSecurity(auth_scheme="bearer", auth="${env:CHRONOS_TEST_TOKEN}").headers()
+        assert bad not in str(raised.value)
 
 
 def test_the_demo_program_gets_the_reference_and_reads_the_secret_where_it_runs() -> None:

@@ -90,12 +90,17 @@ def running(*jobs: FakeJob, workers: int = 2) -> Iterator[tuple[Controller, Even
         worker.join(5)
 
 
-def test_every_job_steps_on_its_turn_started_once_and_closed_at_the_end() -> None:
+def controller_of(jobs: list[FakeJob], workers: int) -> tuple[Controller, Events]:
     events = Events()
-    controller = Controller(ControllerSettings(step_every_s=EVERY_S, workers=4), events)
-    jobs = [FakeJob(f"job-{i}") for i in range(10)]
+    controller = Controller(ControllerSettings(step_every_s=EVERY_S, workers=workers), events)
     for job in jobs:
         controller.add(job)
+    return controller, events
+
+
+def test_every_job_steps_on_its_turn_started_once_and_closed_at_the_end() -> None:
+    jobs = [FakeJob(f"job-{i}") for i in range(10)]
+    controller, events = controller_of(jobs, workers=4)
     run_for(controller, 0.5)
     assert events.joins == [job.name for job in jobs]
     for job in jobs:
@@ -193,3 +198,20 @@ def test_a_job_that_cannot_be_started_is_let_go_said_why_and_closed() -> None:
     assert bad.steps == 0 and bad.closed == 1
     assert ("bad", "could not start: LookupError: no such job 0123") in events.leaves
     assert good.steps >= 3
+
+
+class SlowStart(FakeJob):
+    def start(self) -> None:
+        super().start()
+        time.sleep(0.2)  # taking up a job: its REST and Kubernetes reads
+
+
+def test_a_stop_waits_for_the_turns_in_flight_not_for_the_hundreds_still_queued() -> None:
+    jobs: list[FakeJob] = [SlowStart(f"job-{i}") for i in range(100)]
+    controller, _ = controller_of(jobs, workers=2)
+    began = time.monotonic()
+    run_for(controller, 0.3)
+    took = time.monotonic() - began
+    assert took < 1.5, f"the stop waited {took:.1f} s: 100 starts of 0.2 s on 2 workers would take 10 s"
+    assert 2 <= sum(job.started for job in jobs) <= 8, "only the turns begun ran"
+    assert all(job.closed == 1 for job in jobs), "every job closed, begun or not"

@@ -9,7 +9,7 @@ from pathlib import Path
 from chronos.cli.wiring import deployment_to_tune
 from chronos.flink.replies import CheckpointConfigReply, JobDetail
 from chronos.tune.journal import TuneJournal
-from tests.support.fake_operator import FakeOperator
+from tests.support.fake_operator import FakeOperator, job_id
 
 
 class Flink:
@@ -27,5 +27,5 @@ def test_a_deployment_without_a_job_file_is_named_as_flink_runs_it_and_has_no_io
         record, realizer = deployment_to_tune(Flink(), "fleet", "streaming", None, journal, api=FakeOperator())
     finally:
         journal.close()
-    assert record.job_id == "job-0" and record.spec.name == "orders enrichment" and record.io is None
-    assert record.settings.interval_ms == 30_000 and realizer.check().job_id == "job-0"
+    assert record.job_id == job_id(0) and record.spec.name == "orders enrichment" and record.io is None
+    assert record.settings.interval_ms == 30_000 and realizer.check().job_id == job_id(0)

@@ -5,11 +5,10 @@ Kubernetes realizer's tests."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from chronos.errors import StackError
-from chronos.tune.discovery import discovered, operator_rest_url
+from chronos.tune.discovery import Listed, discovered, operator_rest_url
 from chronos.tune.job_targets import changes
 from chronos.tune.target_sources import DiscoveredTargets
 from tests.support.clocks import Clock
@@ -59,7 +58,7 @@ class Lister:
     def __init__(self, operator: FakeOperator) -> None:
         self.operator, self.down, self.lists = operator, False, 0
 
-    def list(self, namespace: str) -> list[Mapping[str, Any]]:
+    def list(self, namespace: str) -> Listed:
         self.lists += 1
         if self.down:
             raise StackError("cannot reach Kubernetes to list FlinkDeployments in streaming (connection refused)")

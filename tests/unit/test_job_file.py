@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -139,3 +140,33 @@ def test_a_variable_outside_quotes_may_only_be_a_name_or_a_number(tmp_path: Path
             load_job_file(path, {})
     else:
         load_job_file(path, {})  # and a space is fine inside the literal
+
+
+@pytest.mark.parametrize("name", ["x=1", "x) OR (1", "x\ny", "1x", "a-b", "", "x" * 65])
+def test_a_sql_variable_is_named_as_an_identifier(tmp_path: Path, name: str) -> None:
+    path = write(tmp_path, f"""
+name: clicks
+program: {{sql: q.sql, vars: {{{json.dumps(name)}: a, x: b}}}}
+io: {{bootstrap: "k:1", input-topic: a, output-topic: b}}
+""", "q.sql")
+    with pytest.raises(InvalidInput, match=r"SQL variable name .* is not an identifier"):
+        load_job_file(path, {})
+
+
+def test_the_sql_runner_refuses_a_variable_name_that_is_not_one() -> None:
+    parse_var = program("sql_runner").parse_var
+    assert parse_var("topic=a=b") == ("topic", "a=b"), "the value may hold '='; the name may not"
+    for given in ("x)=1", "=1", "x", "1x=2", "a b=c"):
+        with pytest.raises(ValueError, match="a variable's name is an identifier"):
+            parse_var(given)
+
+
+def test_a_program_path_with_a_control_character_and_a_parallelism_flink_refuses_are_one_line(tmp_path: Path) -> None:
+    path = write(tmp_path, 'name: j\nprogram: {python: "job\\0.py"}\nio: {bootstrap: "k:1", input-topic: a, '
+                           'output-topic: b}\n')
+    with pytest.raises(InvalidInput, match="holds a control character"):
+        load_job_file(path, {})
+    path = write(tmp_path, "name: j\nprogram: {python: job.py}\nparallelism: 32769\nio: {bootstrap: 'k:1', "
+                           "input-topic: a, output-topic: b}\n", "job.py")
+    with pytest.raises(InvalidInput, match="parallelism: Input should be less than or equal to 32768"):
+        load_job_file(path, {})

@@ -39,6 +39,14 @@ def test_each_job_gets_the_defaults_with_its_own_policy_over_them(tmp_path: Path
     ([{"name": "fleet", "flink_deployment": "fleet", "job_file": "missing.yaml", "policy": {"recovery_s": 60}}],
      "job fleet: job file"),
     ([], "jobs: List should have at least 1 item"),
+    # what becomes the API server's URL path is a Kubernetes name, and numbers are bounded as the CLI bounds them
+    ([{"name": "x", "flink_deployment": "../../api/v1/secrets", "policy": {"recovery_s": 60}}],
+     "is not a Kubernetes object name"),
+    ([{"name": "x", "flink_deployment": "fleet", "namespace": "kube-system/x", "policy": {"recovery_s": 60}}],
+     "is not a Kubernetes namespace"),
+    ([{"name": "x", "job": A, "policy": {"recovery_s": 1e-300}}], "recovery_s: Input should be greater than or equal to"),
+    ([{"name": "x", "job": A, "policy": {"recovery_s": 60, "recovery-s": 30}}], "recovery_s is given twice"),
+    ([{"name": "x", "job": A, "flink-deployment": "a", "flink_deployment": "b"}], "flink_deployment is given twice"),
 ])
 def test_a_wrong_job_refuses_the_whole_file_in_one_line_naming_it(jobs: list[dict[str, object]], said: str,
                                                                    tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from chronos.k8s.flink_deployment import INTERVAL_KEY, DeploymentFailed, Deploym
 from chronos.model import CheckpointSettings, JobSpec
 from chronos.tune.journal import TuneJournal
 from chronos.tune.retune import TunedJob
-from tests.support.fake_operator import FakeOperator
+from tests.support.fake_operator import FakeOperator, job_id
 
 SPEC = JobSpec("fleet-stats", "")
 
@@ -31,7 +31,7 @@ def journal(tmp_path: Path) -> TuneJournal:
     return TuneJournal(tmp_path / "chronos.db")
 
 
-JOB = TunedJob("job-0", SPEC, CheckpointSettings(30_000))
+JOB = TunedJob(job_id(0), SPEC, CheckpointSettings(30_000))
 
 
 def test_a_retune_patches_the_interval_and_waits_for_the_operators_upgrade(journal: TuneJournal) -> None:
@@ -40,11 +40,11 @@ def test_a_retune_patches_the_interval_and_waits_for_the_operators_upgrade(journ
     outcome = realizer(operator, journal, interval_in_force=lambda job_id: in_force.append(job_id) or 10_000) \
         .retune(JOB, 10_000, "recovery binds")
     assert operator.patches == [{INTERVAL_KEY: "10s"}], "only the interval key is merged into the spec"
-    assert outcome.outcome == "verified" and outcome.job.job_id == "job-1"
+    assert outcome.outcome == "verified" and outcome.job.job_id == job_id(1)
     assert outcome.job.settings.interval_ms == 10_000
-    assert in_force == ["job-1"], "verified on the new job through Flink REST"
+    assert in_force == [job_id(1)], "verified on the new job through Flink REST"
     entry = journal.retunes()[-1]
-    assert (entry.step, entry.new_job_id, entry.to_interval_ms) == ("verified", "job-1", 10_000)
+    assert (entry.step, entry.new_job_id, entry.to_interval_ms) == ("verified", job_id(1), 10_000)
     assert "the operator upgrades it (upgradeMode savepoint)" in entry.note
 
 
@@ -81,12 +81,12 @@ def test_an_upgrade_that_never_settles_times_out_with_the_state_it_was_in(journa
 
 def test_the_next_tuner_finishes_a_patched_retune_and_abandons_an_unpatched_one(journal: TuneJournal) -> None:
     operator = FakeOperator()
-    patched = journal.open_retune(SPEC.name, "job-0", 30_000, 10_000, 0, "")
+    patched = journal.open_retune(SPEC.name, job_id(0), 30_000, 10_000, 0, "")
     operator.patch_configuration("streaming", "fleet", {INTERVAL_KEY: "10s"})  # the dead tuner's patch
     outcome = realizer(operator, journal).resume(patched, JOB)
-    assert outcome.outcome == "verified" and outcome.job.job_id == "job-1"
+    assert outcome.outcome == "verified" and outcome.job.job_id == job_id(1)
     assert len(operator.patches) == 1, "not patched twice"
-    untouched = journal.open_retune(SPEC.name, "job-1", 10_000, 5_000, 1, "")
+    untouched = journal.open_retune(SPEC.name, job_id(1), 10_000, 5_000, 1, "")
     outcome = realizer(operator, journal).resume(untouched, outcome.job)
     assert outcome.outcome == "abandoned" and journal.retune(untouched.retune_id).step == "abandoned"
 
@@ -94,8 +94,9 @@ def test_the_next_tuner_finishes_a_patched_retune_and_abandons_an_unpatched_one(
 def test_the_status_is_read_from_spec_and_operator_status() -> None:
     status = DeploymentStatus.from_resource(FakeOperator(interval="2 min").resource)
     assert (status.upgrade_mode, status.interval_ms, status.reconciled_interval_ms) == ("savepoint", 120_000, 120_000)
-    assert (status.lifecycle_state, status.job_state, status.job_id) == ("STABLE", "RUNNING", "job-0")
-    assert DeploymentStatus.from_resource({}).upgrade_mode == "stateless", "the operator's default"
+    assert (status.lifecycle_state, status.job_state, status.job_id) == ("STABLE", "RUNNING", job_id(0))
+    assert DeploymentStatus.from_resource({"metadata": {"name": "x"}}).upgrade_mode == "stateless", \
+        "the operator's default"
 
 
 def test_recovery_settings_are_patched_into_the_deployment_only_where_they_change() -> None:

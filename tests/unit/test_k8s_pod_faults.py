@@ -1,14 +1,16 @@
-"""The Kubernetes TaskManager-pod fault, against a fake of our own PodApi wrapper (no cluster here),
-and the real wrapper's translation to CoreV1Api calls against a recording stand-in."""
+"""The Kubernetes TaskManager-pod fault, against a fake of our own PodApi wrapper, and the real wrapper's REST calls
+against a recording stand-in of the API server."""
 
 from datetime import UTC, datetime
-from types import SimpleNamespace
 
+import httpx
 import pytest
 
 from chronos.chaos.faults import FaultInjector
 from chronos.errors import ChronosError
-from chronos.k8s.pod_faults import CoreV1PodApi, DeleteTaskManagerPod, PodInfo, taskmanager_selector
+from chronos.k8s.kube_api import KubeApi
+from chronos.k8s.kube_config import KubeConnection
+from chronos.k8s.pod_faults import DeleteTaskManagerPod, KubePodApi, PodInfo, taskmanager_selector
 
 
 class FakePods:
@@ -50,23 +52,27 @@ def test_no_running_pod_is_a_clear_error() -> None:
         DeleteTaskManagerPod(FakePods([PodInfo("tm-0", "Pending", 0.0)]), "ns", "d").inject()
 
 
-def test_core_v1_wrapper_makes_namespaced_calls() -> None:
-    calls: list[tuple[str, tuple[object, ...], dict[str, object]]] = []
+def test_the_real_wrapper_makes_namespaced_calls_each_with_a_deadline() -> None:
+    seen: list[tuple[str, str, str]] = []
+
+    def api_server(request: httpx.Request) -> httpx.Response:
+        seen.append((request.method, request.url.path, request.url.query.decode() or request.content.decode()))
+        if request.method == "GET":
+            return httpx.Response(200, json={"items": [{"metadata": {"name": "tm-a", "creationTimestamp":
+                                                                     "2026-01-01T00:00:00Z"}, "status": {"phase": "Running"}}]})
+        return httpx.Response(200, json={"kind": "Pod"})
+
+    api = KubePodApi(KubeApi(KubeConnection("http://api.test", True, dict), transport=httpx.MockTransport(api_server)))
     created = datetime(2026, 1, 1, tzinfo=UTC)
-
-    class CoreV1:
-        def list_namespaced_pod(self, *args: object, **kwargs: object) -> object:
-            calls.append(("list", args, kwargs))
-            pod = SimpleNamespace(metadata=SimpleNamespace(name="tm-a", creation_timestamp=created),
-                                  status=SimpleNamespace(phase="Running"))
-            return SimpleNamespace(items=[pod])
-
-        def delete_namespaced_pod(self, *args: object, **kwargs: object) -> None:
-            calls.append(("delete", args, kwargs))
-
-    api = CoreV1PodApi(CoreV1())
     assert api.list_pods("flink", taskmanager_selector("d")) == [PodInfo("tm-a", "Running", created.timestamp())]
     api.delete_pod("flink", "tm-a", 0)
-    timeout = {"_request_timeout": (5, 30)}  # never a call without a deadline
-    assert calls == [("list", ("flink",), {"label_selector": "app=d,component=taskmanager", **timeout}),
-                     ("delete", ("tm-a", "flink"), {"grace_period_seconds": 0, **timeout})]
+    assert seen == [("GET", "/api/v1/namespaces/flink/pods", "labelSelector=app%3Dd%2Ccomponent%3Dtaskmanager"),
+                    ("DELETE", "/api/v1/namespaces/flink/pods/tm-a", '{"gracePeriodSeconds": 0}')]
+
+
+def test_a_pod_name_or_namespace_that_is_not_a_kubernetes_name_never_reaches_the_api_server() -> None:
+    api = KubePodApi(KubeApi(KubeConnection("http://api.test", True, dict),
+                             transport=httpx.MockTransport(lambda r: pytest.fail(f"sent {r.url}"))))
+    for namespace, name in (("..", "tm"), ("a/b", "tm"), ("flink", "../../secrets"), ("flink", "a?watch=true")):
+        with pytest.raises(ChronosError, match="is not a Kubernetes"):
+            api.delete_pod(namespace, name, 0)

@@ -1,6 +1,9 @@
+from pathlib import Path
+
 import pytest
 
 from chronos.jobs.latency import LatencyWindow
+from chronos.jobs.observer import read_snapshot, write_snapshot
 
 
 def test_percentiles_cover_only_the_window() -> None:
@@ -25,3 +28,17 @@ def test_an_empty_window_reports_no_latency_rather_than_zero() -> None:
 def test_window_must_be_positive() -> None:
     with pytest.raises(ValueError):
         LatencyWindow(0)
+
+
+def test_status_takes_a_snapshot_of_now_only(tmp_path: Path) -> None:
+    """The observer's snapshot file is state read back: one dated in the future (or past any date), or holding what
+    no snapshot holds, is no reading at all rather than one shown."""
+    path = tmp_path / "latency.json"
+    good = LatencyWindow(5).snapshot(100.0)
+    write_snapshot(path, good, wall_s=1_000.0)
+    assert read_snapshot(path, max_age_s=10, wall_s=1_005.0) == good
+    assert read_snapshot(path, max_age_s=10, wall_s=1_011.0) is None, "stale"
+    assert read_snapshot(path, max_age_s=10, wall_s=900.0) is None, "dated 100 s from now"
+    for text in ('{"wall_time_s": 1e400', '{"wall_time_s": 1000, "p99_ms": "lots"}', '{"wall_time_s": 1000, "x": 1}'):
+        path.write_text(text)
+        assert read_snapshot(path, max_age_s=10, wall_s=1_001.0) is None, text

@@ -37,7 +37,8 @@ def test_trace_replays_csv_with_interpolation(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("content", "message"),
-    [("", "no rows"), ("0,100\n1,abc\n", "expected 'time,rate'"), ("0,-1\n", "negative"), ("0,1\n0,2\n", "repeats")],
+    [("", "no rows"), ("0,100\n1,abc\n", "expected 'time,rate'"), ("0,-1\n", "a rate cannot be negative"),
+     ("0,1\n0,2\n", "repeats"), ("-30,100\n0,200\n", "a time cannot be negative")],
 )
 def test_trace_errors_name_the_problem(tmp_path: Path, content: str, message: str) -> None:
     trace = tmp_path / "bad.csv"

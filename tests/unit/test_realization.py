@@ -20,7 +20,7 @@ from chronos.tune.realization import Paced, Restarting
 from chronos.tune.retune import Retuner, TunedJob
 from tests.support.clocks import Clock
 from tests.support.fake_cluster import FakeCluster
-from tests.support.fake_operator import FakeOperator
+from tests.support.fake_operator import FakeOperator, job_id
 from tests.support.fake_pacing import FakePacing
 
 SPEC = JobSpec("vehicle-stats", "/jobs/vehicle_stats_job.py")
@@ -92,10 +92,10 @@ def test_paced_over_a_flink_deployment_patches_the_fallback_and_paces_the_upgrad
     deployment = DeploymentRealizer(operator, "streaming", "fleet", journal, wall_ms=lambda: next(ticks),
                                     clock=lambda: 0.0, sleep=lambda s: None, interval_in_force=lambda job_id: 20_000)
     pacing = FakePacing(journal, SPEC.name)
-    job = TunedJob("job-0", JobSpec("fleet-stats", ""), CheckpointSettings(120_000))
+    job = TunedJob(job_id(0), JobSpec("fleet-stats", ""), CheckpointSettings(120_000))
     realized = Paced(pacing, Restarting(deployment, follow=pacing.follow)).realize(job, decision("retune", 5, 20))
     assert realized.retune is not None and realized.retune.outcome == "verified"
-    assert realized.job.job_id == "job-1" and pacing.paced == [("job-1", 5000, 20_000)]
+    assert realized.job.job_id == job_id(1) and pacing.paced == [(job_id(1), 5000, 20_000)]
     assert operator.patches == [{INTERVAL_KEY: "20s"}], "the fallback patched, the cadence not: it needs no upgrade"
 
 

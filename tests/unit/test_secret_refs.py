@@ -42,7 +42,7 @@ def test_a_reference_that_cannot_be_read_is_one_line_naming_it(tmp_path: Path,
         secret_ref(f"${{file:{tmp_path / 'missing'}}}").resolve()
     big = tmp_path / "big"
     big.write_bytes(b"x" * (65 << 10))
-    with pytest.raises(InvalidInput, match="not a secret chronos reads"):
+    with pytest.raises(InvalidInput, match="is over 64 KiB"):
         secret_ref(f"${{file:{big}}}").resolve()
 
 

@@ -17,7 +17,7 @@ from chronos.model import CheckpointSettings, JobSpec
 from chronos.stack.job_records import JobRecord, JobRecordStore
 from chronos.stack.kafka_broker import render_server_properties, scram_credential
 from chronos.stack.service_account import service_account
-from chronos.stack.stack_credentials import StackCredentials, flink_rest_settings, generate
+from chronos.stack.stack_credentials import CHRONOS_ONLY, StackCredentials, flink_rest_settings, generate
 
 
 @pytest.fixture(scope="module")
@@ -27,9 +27,20 @@ def creds(tmp_path_factory: pytest.TempPathFactory) -> StackCredentials:
 
 
 def test_the_credentials_are_readable_by_the_stacks_user_alone(creds: StackCredentials) -> None:
-    assert stat.S_IMODE(creds.folder.stat().st_mode) == 0o700
     files = [p for p in creds.folder.iterdir() if p.is_file()]
-    assert len(files) >= 10 and all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in files), files
+    assert len(files) >= 10
+    if not service_account().separate:  # chronos's user runs the services too: its own, private
+        assert stat.S_IMODE(creds.folder.stat().st_mode) == 0o700
+        assert all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in files), files
+        return
+    # As root: root's (nothing the services' user could change is read back by root), readable by the services'
+    # group, but the CA's key and chronos's own client key, which no service reads.
+    account = service_account()
+    assert (creds.folder.stat().st_uid, creds.folder.stat().st_gid) == (0, account.gid)
+    assert stat.S_IMODE(creds.folder.stat().st_mode) == 0o750
+    for path in files:
+        mode = 0o600 if path.name in CHRONOS_ONLY else 0o640
+        assert (path.stat().st_uid, stat.S_IMODE(path.stat().st_mode)) == (0, mode), path
 
 
 def test_every_certificate_is_the_stacks_cas_and_names_the_loopback_address(creds: StackCredentials) -> None:

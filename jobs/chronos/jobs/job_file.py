@@ -61,9 +61,11 @@ from chronos.profiler.event_time import EventTimeFields
 SQL_RUNNER = shipped("flink-programs/sql_runner.py")
 JOB_NAME_VAR = "chronos_job_name"  # a SQL job's pipeline name, as a variable its copies get their own value for
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 # What a value pasted into Flink SQL may not hold: a quote ends a string literal, `;` or a newline starts
 # another statement, `--` and `/*` comment out the rest. Refused rather than escaped: a value may sit
 # outside a literal too (an identifier, a number), where no escaping helps.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _SQL_UNSAFE = re.compile(r"['\"`;\\\r\n\x00]|--|/\*")
 # What a value used outside any quotes may be: a name or a number, nothing that could be SQL of its own.
 _SQL_BARE_SAFE = re.compile(r"[A-Za-z0-9_.:-]*")
@@ -177,7 +179,7 @@ class _JobFile(BaseModel):
 
     name: str = Field(min_length=1, max_length=200, pattern=r"^[^\x00-\x1f\x7f-\x9f]+$")  # a pipeline name, one line
     program: _Program | None = None  # None: a job chronos never submits (the Flink operator runs it)
-    parallelism: int | None = Field(None, ge=1)
+    parallelism: int | None = Field(None, ge=1, le=32768)  # Flink's maximum parallelism, as --parallelism
     flink_config: dict[str, str] = Field(default_factory=dict, alias="flink-config")
     copy_: _Copy | None = Field(None, alias="copy")
     io: _IO
@@ -217,6 +219,10 @@ def load_job_file(path: Path, defaults: dict[str, str], program_required: bool =
     if not isinstance(own_vars or {}, dict):
         raise InvalidInput(f"invalid job file {path}: program.vars must be a mapping of name: value, "
                            f"not a {type(own_vars).__name__}")
+    for name in own_vars or {}:  # a name becomes `${name}` in the program and `--var name=value` for the SQL runner
+        if not isinstance(name, str) or not _VARIABLE_NAME.fullmatch(name):
+            raise InvalidInput(f"invalid job file {path}: program.vars: SQL variable name {str(name)[:40]!r} is not "
+                               "an identifier (letters, digits and _, not starting with a digit, at most 64)")
     variables = {**defaults, **{str(k): str(v) for k, v in (own_vars or {}).items()}}
     try:
         job = _JobFile.model_validate(_substitute(raw, variables, path))
@@ -244,6 +250,9 @@ def load_job_file(path: Path, defaults: dict[str, str], program_required: bool =
         return JobSpec(job.name, parallelism=job.parallelism, extra_config=tuple(sorted(job.flink_config.items()))), io
 
     def local(name: str) -> str:
+        if _CONTROL.search(name):
+            raise InvalidInput(f"job file {path}: the program path {name[:200]!r} holds a control character (a NUL, a "
+                               "newline); no file is named so")
         resolved = (base / name).resolve()
         if not Path(name).is_absolute() and not resolved.is_relative_to(base.resolve()):
             raise InvalidInput(f"job file {path}: {name[:200]} lies outside the job file's folder; give its absolute "

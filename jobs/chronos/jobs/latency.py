@@ -10,8 +10,10 @@ from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
+from pydantic import ConfigDict, with_config
 
 
+@with_config(ConfigDict(allow_inf_nan=False, extra="forbid"))  # read back from its file: finite numbers only
 @dataclass(frozen=True)
 class LatencySnapshot:
     at_s: float

@@ -10,11 +10,16 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from pydantic import TypeAdapter
+
 from chronos.clock import wall_ms
 from chronos.errors import InvalidInput
 from chronos.input_files import read_own_json
 from chronos.jobs.latency import LatencySnapshot, LatencyWindow
 from chronos.jobs.output import committed_records
+
+_SNAPSHOT = TypeAdapter(LatencySnapshot)  # its fields' types, finite numbers only (its pydantic config)
+CLOCK_SKEW_S = 1.0  # a snapshot written a moment ago by another process can read as this much ahead
 
 
 def write_snapshot(path: Path, snapshot: LatencySnapshot, wall_s: float) -> None:
@@ -30,10 +35,11 @@ def read_snapshot(path: Path, max_age_s: float, wall_s: float) -> LatencySnapsho
         return None
     try:
         data = read_own_json(path, "latency snapshot")
-        if wall_s - float(data.pop("wall_time_s", 0)) > max_age_s:
+        age_s = wall_s - float(data.pop("wall_time_s", 0))
+        if not -CLOCK_SKEW_S <= age_s <= max_age_s:  # stale, or dated later than now: not a reading of now
             return None
-        return LatencySnapshot(**data)
-    except (InvalidInput, TypeError, ValueError, AttributeError):
+        return _SNAPSHOT.validate_python(data)
+    except (InvalidInput, TypeError, ValueError, AttributeError):  # ValidationError is a ValueError
         return None  # not a snapshot chronos's observer wrote: no number rather than a made-up one
 
 

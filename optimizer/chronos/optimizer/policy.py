@@ -8,11 +8,13 @@ interval, minimum change, a cap on scalings), since a retune costs seconds of do
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Mapping
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from chronos.model import MAX_SECONDS
+from chronos.errors import InvalidInput
+from chronos.model import MAX_SECONDS, MIN_SECONDS
 
 Strategy = Literal["chronos", "static", "young", "daly", "khaos"]
 FallbackRule = Literal["ceiling", "follow"]
@@ -22,18 +24,20 @@ class TunePolicy(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     latency_p99_ms: float | None = Field(
-        None, gt=0, le=MAX_SECONDS * 1000,
+        None, ge=1, le=MAX_SECONDS * 1000,
         description="Target: p99 end-to-end latency of the output, in ms. None: no latency target, the job is tuned for "
                     "recovery and overhead alone (a job whose latency chronos cannot read: no output topic known, no "
                     "latency markers).")
-    recovery_s: float = Field(gt=0, le=MAX_SECONDS, description="Target: time from a failure back to steady state, in s.")
+    recovery_s: float = Field(ge=MIN_SECONDS, le=MAX_SECONDS,
+                              description="Target: time from a failure back to steady state, in s.")
     strategy: Strategy = Field(
         "chronos", description="chronos (models + targets), or a baseline: static, young, daly (Young/Daly from "
                                "the measured checkpoint cost and the MTBF of the failures seen), khaos (Khaos's "
                                "linear models and objective: least latR + recR + |latR - recR| with both below 1).")
-    static_interval_s: float | None = Field(None, gt=0, le=MAX_SECONDS, description="The interval the static strategy holds.")
-    interval_min_s: float = Field(1.0, gt=0, le=MAX_SECONDS, description="Shortest interval ever chosen.")
-    interval_max_s: float = Field(120.0, gt=0, le=MAX_SECONDS, description="Longest interval ever chosen.")
+    static_interval_s: float | None = Field(None, ge=MIN_SECONDS, le=MAX_SECONDS,
+                                            description="The interval the static strategy holds.")
+    interval_min_s: float = Field(1.0, ge=MIN_SECONDS, le=MAX_SECONDS, description="Shortest interval ever chosen.")
+    interval_max_s: float = Field(120.0, ge=MIN_SECONDS, le=MAX_SECONDS, description="Longest interval ever chosen.")
     candidates: int = Field(24, ge=2, le=200, description="Intervals considered, spaced evenly on a log scale.")
     extrapolation_factor: float = Field(
         1.5, ge=1, le=1e6,
@@ -92,22 +96,23 @@ class TunePolicy(BaseModel):
                                "chosen. Buying a sliver of predicted recovery with several times the checkpoint "
                                "overhead helps no one.")
     mtbf_s: float | None = Field(
-        None, gt=0, le=10 * 365 * 86_400, description="Mean time between failures for Young/Daly, when known (an SLA, "
+        None, ge=1, le=10 * 365 * 86_400, description="Mean time between failures for Young/Daly, when known (an SLA, "
                                                       "an incident history); unset, it is estimated from the failures seen.")
     cold_mtbf_s: float = Field(
-        86_400.0, gt=0, le=10 * 365 * 86_400,
+        86_400.0, ge=1, le=10 * 365 * 86_400,
         description="Cold start (no models yet): the MTBF assumed until a failure is seen (mtbf_s, when set, wins).")
     cold_fixed_recovery_s: float = Field(
         30.0, ge=0, le=MAX_SECONDS,
         description="Cold start: a recovery's fixed part (detection, rescheduling, restore) until one is measured "
                     "(a live failure, or the --allow-fault probe).")
     cold_headroom: float = Field(
-        1.0, gt=0, le=100,
+        1.0, ge=0.001, le=100,
         description="Cold start: spare capacity as a share of the input rate (1: the job can read twice what "
                     "arrives); the replay of one interval's input is caught up at it.")
-    horizon_s: float = Field(300.0, gt=0, le=MAX_SECONDS,
+    horizon_s: float = Field(300.0, ge=MIN_SECONDS, le=MAX_SECONDS,
                              description="Decide for the peak input rate forecast over this horizon.")
-    latency_window_s: float = Field(60.0, gt=0, le=MAX_SECONDS, description="Observed p99 latency is taken over this window.")
+    latency_window_s: float = Field(60.0, ge=MIN_SECONDS, le=MAX_SECONDS,
+                                    description="Observed p99 latency is taken over this window.")
     calibrate_latency: bool = Field(
         True, description="Scale the latency model by observed / predicted p99 at the current interval, so a "
                           "profile taken on smaller clusters still ranks intervals right on the live job.")
@@ -119,3 +124,17 @@ class TunePolicy(BaseModel):
         if self.strategy == "static" and self.static_interval_s is None:
             raise ValueError("the static strategy needs static_interval_s")
         return self
+
+
+def policy_fields(data: Mapping[Any, Any], where: str) -> dict[str, Any]:
+    """Policy fields as TunePolicy names them, from snake or kebab case (`recovery_s`, `recovery-s`); one written both
+    ways is refused in one line rather than one of the two silently winning."""
+    fields: dict[str, Any] = {}
+    given: dict[str, str] = {}
+    for key, value in data.items():
+        name = str(key).replace("-", "_")
+        if name in fields:
+            raise InvalidInput(f"{where}: the policy field {name} is given twice (as {given[name][:40]} and "
+                               f"{str(key)[:40]}); give it once")
+        fields[name], given[name] = value, str(key)
+    return fields

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 import random
 import time
 import zlib
@@ -76,17 +77,34 @@ class InputSample:
 
     @staticmethod
     def from_bytes(data: bytes) -> InputSample:
+        """A sample read back from the store: inflated no further than any sample chronos writes (a few KB could
+        hold a GiB), its numbers finite."""
         try:
-            head, *rows = zlib.decompress(data).decode().split("\n")
-            meta = json.loads(head)
+            inflate = zlib.decompressobj()
+            text = inflate.decompress(data, MAX_STORED_BYTES + 1)
+            if len(text) > MAX_STORED_BYTES or inflate.unconsumed_tail:
+                raise ValueError(f"it inflates past {MAX_STORED_BYTES >> 20} MiB, more than any sample chronos keeps")
+            head, *rows = text.decode().split("\n")
+            meta = json.loads(head, parse_float=_finite)
             records = tuple(InputRecord(str(t), int(p), int(o), _unb64(k), _unb64(v),
                                         tuple((str(hk), _unb64(hv) or b"") for hk, hv in h), int(ts))
                             for t, p, o, k, v, h, ts in map(json.loads, rows))
             times, rates = meta["trace"]
             return InputSample(records, int(meta["seen"]), float(meta["window_s"]),
                                TraceRate(tuple(map(float, times)), tuple(map(float, rates))))
-        except (zlib.error, ValueError, KeyError, TypeError) as exc:
-            raise InvalidInput(f"a stored input sample does not read ({type(exc).__name__}: {exc})") from exc
+        except (zlib.error, ValueError, KeyError, TypeError, RecursionError) as exc:
+            raise InvalidInput(f"a stored input sample does not read ({type(exc).__name__}: {str(exc)[:200]})") from exc
+
+
+# What a sample serializes to at most (SampleLimits' 64 MiB of keys and values, base64, and its JSON per record).
+MAX_STORED_BYTES = 256 << 20
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"the number {text[:24]} is out of range")
+    return value
 
 
 def _b64(data: bytes | None) -> str | None:

@@ -19,7 +19,7 @@ from chronos.profiler.input_sample import InputSample
 from chronos.profiler.live_watch import LiveImpact
 from chronos.profiler.records import ProfileRun, RunConfig, SteadyState
 from chronos.profiler.settings import ProfileSettings
-from chronos.sqlite_schema import VersionedDatabase
+from chronos.sqlite_schema import VersionedDatabase, stored_pairs
 
 MIGRATIONS: tuple[str, ...] = (
     # version 1
@@ -100,13 +100,13 @@ MIGRATIONS: tuple[str, ...] = (
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
-def _recovery(r: Any) -> RecoveryMeasurement:
+def _recovery(r: Any, where: str) -> RecoveryMeasurement:
     return RecoveryMeasurement(
         fault=FaultRecord(*r[2:7]), interval_ms=r[7], strategy=r[8], detected_ms=r[9], running_ms=r[10],
         recovered_ms=r[11], recovery_s=r[12], peak_lag=r[13], records_reprocessed=r[14],
         checkpoint_age_at_fault_ms=r[15], restored_checkpoint_id=r[16], backlog_at_restart=r[17],
         catch_up_input_rate=r[18], capacity=r[19], drain_rate=r[20],
-        settings_in_force=tuple((str(k), str(v)) for k, v in json.loads(r[21])))
+        settings_in_force=stored_pairs(r[21], f"{where}: chronos_recoveries.settings_in_force"))
 
 
 class ProfileStore:
@@ -116,6 +116,7 @@ class ProfileStore:
         self._db = self._file.db
         self._lock = self._file.lock
         self._transaction = self._file.transaction
+        self._read = self._file.read  # every value read back checked against its column (chronos.sqlite_schema)
 
     def close(self) -> None:
         self._file.close()
@@ -131,7 +132,7 @@ class ProfileStore:
                        (profile_id, job_name, created_ms, settings_json))
 
     def profiles(self) -> list[tuple[str, str, int, str]]:
-        return [tuple(r) for r in self._db.execute("SELECT * FROM chronos_profiles ORDER BY created_ms")]
+        return [tuple(r) for r in self._read("chronos_profiles", "SELECT * FROM chronos_profiles ORDER BY created_ms")]
 
     # -- input samples ------------------------------------------------------------------------------
     def save_sample(self, profile_id: str, job_name: str, recorded_ms: int, sample: InputSample) -> None:
@@ -141,16 +142,15 @@ class ProfileStore:
                         sample.to_bytes()))
 
     def sample(self, profile_id: str) -> InputSample | None:
-        with self._lock:
-            row = self._db.execute("SELECT data FROM chronos_input_samples WHERE profile_id=?", (profile_id,)).fetchone()
-        return InputSample.from_bytes(bytes(row[0])) if row else None
+        rows = self._read("chronos_input_samples", "SELECT data FROM chronos_input_samples WHERE profile_id=?",
+                          (profile_id,))
+        return InputSample.from_bytes(bytes(rows[0][0])) if rows else None
 
     def latest_sample_profile(self, job_name: str) -> str | None:
         """The newest profile of this job that has an input sample stored."""
-        with self._lock:
-            row = self._db.execute("SELECT profile_id FROM chronos_input_samples WHERE job_name=? "
-                                   "ORDER BY recorded_ms DESC LIMIT 1", (job_name,)).fetchone()
-        return str(row[0]) if row else None
+        rows = self._read("chronos_input_samples", "SELECT profile_id FROM chronos_input_samples WHERE job_name=? "
+                          "ORDER BY recorded_ms DESC LIMIT 1", (job_name,))
+        return str(rows[0][0]) if rows else None
 
     # -- the live job while profiled ----------------------------------------------------------------
     def save_live_impact(self, profile_id: str, started_ms: int, live: LiveImpact, copy_niceness: int) -> None:
@@ -160,9 +160,8 @@ class ProfileStore:
 
     def live_impacts(self, profile_id: str) -> list[tuple[int, LiveImpact, int]]:
         """(started ms, what it did to the live job, the copies' niceness) per invocation, oldest first."""
-        with self._lock:
-            rows = self._db.execute("SELECT * FROM chronos_live_impact WHERE profile_id=? ORDER BY started_ms",
-                                    (profile_id,)).fetchall()
+        rows = self._read("chronos_live_impact", "SELECT * FROM chronos_live_impact WHERE profile_id=? ORDER BY "
+                          "started_ms", (profile_id,))
         return [(int(r[1]), LiveImpact(*r[2:10]), int(r[10])) for r in rows]
 
     # -- runs ---------------------------------------------------------------------------------------
@@ -193,21 +192,23 @@ class ProfileStore:
     def runs(self, profile_id: str | None = None, *, with_samples: bool = False) -> list[ProfileRun]:
         query = "SELECT * FROM chronos_runs" + (" WHERE profile_id=?" if profile_id else "") + " ORDER BY trial_number, run_id"
         with self._lock:
-            rows = self._db.execute(query, (profile_id,) if profile_id else ()).fetchall()
+            rows = self._read("chronos_runs", query, (profile_id,) if profile_id else ())
             return [self._run(row, with_samples) for row in rows]
 
     def _run(self, row: Any, with_samples: bool) -> ProfileRun:
         run_id = str(row[0])
-        steady_row = self._db.execute("SELECT * FROM chronos_steady_state WHERE run_id=?", (run_id,)).fetchone()
-        recoveries = tuple(_recovery(r) for r in self._db.execute(
-            "SELECT * FROM chronos_recoveries WHERE run_id=? ORDER BY seq", (run_id,)))
-        again = tuple(SteadyState(*r[2:]) for r in self._db.execute(
-            "SELECT * FROM chronos_repeat_steady WHERE run_id=? ORDER BY seq", (run_id,)))
+        steady_rows = self._read("chronos_steady_state", "SELECT * FROM chronos_steady_state WHERE run_id=?", (run_id,))
+        steady_row = steady_rows[0] if steady_rows else None
+        where = f"the profile database {self.path}"
+        recoveries = tuple(_recovery(r, where) for r in self._read(
+            "chronos_recoveries", "SELECT * FROM chronos_recoveries WHERE run_id=? ORDER BY seq", (run_id,)))
+        again = tuple(SteadyState(*r[2:]) for r in self._read(
+            "chronos_repeat_steady", "SELECT * FROM chronos_repeat_steady WHERE run_id=? ORDER BY seq", (run_id,)))
         samples: tuple[SignalSample, ...] = ()
         if with_samples:
-            samples = tuple(SignalSample(r[0], bool(r[1]), r[2], r[3], r[4]) for r in self._db.execute(
-                "SELECT at_ms, running, throughput, lag, p99_ms FROM chronos_samples WHERE run_id=? ORDER BY at_ms",
-                (run_id,)))
+            samples = tuple(SignalSample(r[0], bool(r[1]), r[2], r[3], r[4]) for r in self._read(
+                "chronos_samples", "SELECT at_ms, running, throughput, lag, p99_ms FROM chronos_samples WHERE run_id=? "
+                "ORDER BY at_ms", (run_id,)))
         return ProfileRun(
             run_id=run_id, profile_id=str(row[1]), trial_number=int(row[2]),
             config=RunConfig(int(row[3]), float(row[4]), str(row[10])),
