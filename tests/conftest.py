@@ -46,10 +46,11 @@ def cache_dir() -> Path:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """The order scripts/test.sh's two workers (a stack each) take whole modules in: the longest module first, the
     short real-stack modules beside it, then the other `long(minutes)` modules, longest first, and last the modules
-    that use no `stack` fixture (most take seconds; the contract suites reach it only through `getfixturevalue`,
-    and test_stack_lifecycle starts stacks of its own: 60 s at most), so that the worker that frees first fills the
-    time the other's last long module takes, and a worker that must know its next module before it runs its last
-    test holds a short one.
+    that use no `stack` fixture (most take seconds; the contract suites reach it only through `getfixturevalue`;
+    test_stack_lifecycle, which starts stacks of its own, is `long(1)`: its JVMs' start is not to run beside the
+    hostile-input sweeps, which time the CLI against its deadlines), so that the worker
+    that frees first fills the time the other's last long module takes, and a worker that must know its next module
+    before it runs its last test holds a short one.
     The modules marked `copies` profile, one at a time (the `profiling_turn` fixture says why): the scheduler
     (tests.support.module_scheduling) passes one over while the other worker runs a profile. Handed out last
     instead, the second profile ran alone for 130-315 s at the end of the suite, beside

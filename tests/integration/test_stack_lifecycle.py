@@ -23,6 +23,10 @@ from tests.conftest import cache_dir, wait_until
 from tests.support.cli import chronos
 from tests.support.processes import leftovers
 
+# A minute on stacks of its own, their JVMs starting on both cores: scheduled with the other stack modules, not among
+# the last, light ones, whose sweeps time the CLI against its deadlines (tests/security).
+pytestmark = pytest.mark.long(1)
+
 
 def _restart_jobmanager_by_hand(stack_dir: Path) -> None:
     """What an operator does with Flink's own scripts and the stack's config: stop the JobManager,

@@ -50,6 +50,9 @@ TUNE_DEPLOYMENT = ("tune", "--flink-deployment", NAME, "--namespace", NAMESPACE,
                    "60s", "--duration", "2s", "--metrics-port", "-1", "--pause-watch", "off")
 REPORT = ("report", "--prometheus", "{url}", "--job", "fleet", "--since", "10m", "--step", "10s", "--out", "{root}/png")
 KUBE_DEADLINE_S = 10.0  # chronos.k8s.kube_api.DEADLINE_S: a trickle is cut there
+PROMETHEUS_DEADLINE_S = 5.0  # chronos.report.from_prometheus.DEADLINE_S
+START_S = 5.0  # what a case about a deadline allows besides it: the CLI's start and its other calls, on a loaded host
+DISCOVER_S = 2.0  # the --duration of DISCOVER
 
 
 # -- what the cases build ---------------------------------------------------------------------------------------
@@ -294,20 +297,21 @@ def surface_cases() -> list[Case]:
              setup=then(fifo, lambda s: kubeconfig(user=f", client-certificate: {s.root}/policy.fifo, "
                                                         f"client-key: {s.root}/policy.fifo")(s))),
         Case("kube-get-trickles", TUNE_DEPLOYMENT, "refused", ("did not answer whole",), setup=kubeconfig(),
-             answers=kube(listing(deployment()), get=trickle(0.5)), within_s=KUBE_DEADLINE_S + 5),
+             answers=kube(listing(deployment()), get=trickle(0.5)), within_s=KUBE_DEADLINE_S + START_S),
         Case("kube-list-trickles", DISCOVER, "said", ("did not answer whole",), setup=kubeconfig(),
-             answers=kube(trickle(0.5, headers_too=True)), within_s=KUBE_DEADLINE_S + 5),
+             answers=kube(trickle(0.5, headers_too=True)), within_s=KUBE_DEADLINE_S + DISCOVER_S + START_S),
         Case("kube-list-endless", DISCOVER, "said", ("over 32 MiB",), setup=kubeconfig(),
-             answers=kube(endless(chunked=True)), within_s=8),
+             answers=kube(endless(chunked=True)), within_s=KUBE_DEADLINE_S + DISCOVER_S + START_S),
         Case("prometheus-trickles", REPORT, "refused", ("did not answer whole",), answers={QUERY_RANGE: trickle(0.5)},
-             within_s=8),
+             within_s=PROMETHEUS_DEADLINE_S + START_S),
         Case("prometheus-sends-400k-points", REPORT, "refused", ("points",),
              answers={QUERY_RANGE: query_result(points=400_000)}),
         Case("prometheus-sends-5000-series", REPORT, "refused", ("series",),
              answers={QUERY_RANGE: query_result(points=2, series=5000)}),
         Case("discover-300-annotated-deployments", (*DISCOVER[:-4], "--duration", "3s", "--metrics-port", "-1"),
              "said", ("300 FlinkDeployments",), setup=kubeconfig(),
-             answers=kube(listing(*(deployment(f"job-{i}") for i in range(300)))), within_s=9),
+             answers=kube(listing(*(deployment(f"job-{i}") for i in range(300)))),
+             within_s=3 + START_S + 2),  # its --duration, the CLI's start, and the take-ups in flight at the stop
         # 6. Kubernetes names and shapes
         Case("discover-dot-dot", ("tune", "--discover", "..", "--recovery", "60s"), "refused",
              ("'..' is not a Kubernetes namespace",)),

@@ -76,14 +76,15 @@ class InputSample:
         return zlib.compress("\n".join(lines).encode(), 6)
 
     @staticmethod
-    def from_bytes(data: bytes) -> InputSample:
-        """A sample read back from the store: inflated no further than any sample chronos writes (a few KB could
-        hold a GiB), its numbers finite."""
+    def from_bytes(data: bytes, max_bytes: int = 0) -> InputSample:
+        """A sample read back from the store: inflated no further than any sample chronos writes (`max_bytes`,
+        MAX_STORED_BYTES unless given: a few KB could hold a GiB), its numbers finite."""
+        cap = max_bytes or MAX_STORED_BYTES
         try:
             inflate = zlib.decompressobj()
-            text = inflate.decompress(data, MAX_STORED_BYTES + 1)
-            if len(text) > MAX_STORED_BYTES or inflate.unconsumed_tail:
-                raise ValueError(f"it inflates past {MAX_STORED_BYTES >> 20} MiB, more than any sample chronos keeps")
+            text = inflate.decompress(data, cap + 1)
+            if len(text) > cap or inflate.unconsumed_tail:
+                raise ValueError(f"it inflates past {cap >> 20} MiB, more than any sample chronos keeps")
             head, *rows = text.decode().split("\n")
             meta = json.loads(head, parse_float=_finite)
             records = tuple(InputRecord(str(t), int(p), int(o), _unb64(k), _unb64(v),
